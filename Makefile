@@ -1,0 +1,67 @@
+# cnsim: build, demo and tests.
+#
+#   make demo   build everything in .venv and run study A (baseline): no_cm vs pause
+#   make test   build everything and run the Rust and Python test suites
+#
+# The virtualenv and the release build of the extension are made once; later
+# runs only rebuild what changed (the stamps below track pyproject.toml and
+# every file under crates/).
+
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+PIP     := $(BIN)/python -m pip
+CNSIM   := $(BIN)/cnsim
+RESULTS := results/baseline
+
+RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -type f -not -path '*/target/*' 2>/dev/null)
+
+.PHONY: all demo test build test-rust test-python clean
+
+all: build
+
+# --- environment -----------------------------------------------------------
+
+$(VENV)/.stamp-venv:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip "maturin>=1.7,<2"
+	touch $@
+
+# Builds the extension in release mode and installs the package (editable,
+# with its dependencies) into .venv; maturin/cargo rebuild incrementally.
+$(VENV)/.stamp-build: $(VENV)/.stamp-venv pyproject.toml $(RUST_SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH \
+		$(BIN)/maturin develop --release
+	touch $@
+
+# Test-only dependencies: the [project.optional-dependencies] test list.
+$(VENV)/.stamp-test-deps: $(VENV)/.stamp-venv pyproject.toml
+	$(PIP) install --quiet $$($(BIN)/python -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["test"]))')
+	touch $@
+
+build: $(VENV)/.stamp-build
+
+# --- demo: study A, no congestion management vs PAUSE -----------------------
+
+demo: build
+	$(CNSIM) run scenarios/baseline/no_cm.toml --out $(RESULTS)/no_cm --plot
+	$(CNSIM) run scenarios/baseline/pause.toml --out $(RESULTS)/pause --plot
+	$(CNSIM) plot $(RESULTS)/no_cm $(RESULTS)/pause --out $(RESULTS)/compare
+	@echo
+	@echo "Summaries:  $(RESULTS)/no_cm/summary.json  $(RESULTS)/pause/summary.json"
+	@echo "Tables:     $(RESULTS)/<variant>/*.parquet"
+	@echo "Figures:    $(RESULTS)/no_cm/figures/  $(RESULTS)/pause/figures/"
+	@echo "Comparison: $(RESULTS)/compare/ (throughput_links, throughput_flows, queue_occupancy, drops)"
+
+# --- tests -----------------------------------------------------------------
+
+test: test-rust test-python
+
+test-rust:
+	cargo test --workspace --release
+
+test-python: build $(VENV)/.stamp-test-deps
+	$(BIN)/pytest -q tests
+
+clean:
+	rm -rf $(VENV) results python/cnsim/_core*.so

@@ -1,0 +1,274 @@
+"""The Python API: run or validate a scenario.
+
+A scenario is either the path of a TOML file or a dict with the same structure
+(sent to the engine as JSON). Parameters can be changed without editing the
+file, with the same dotted paths as ``cnsim run --set``::
+
+    import cnsim
+    res = cnsim.run("scenarios/baseline/no_cm.toml", seed=3, duration="50ms",
+                    set={"switches[CORE].buffer": "150KB"})
+    res.flows            # pandas DataFrame, one row per flow
+    res.save("results/my_run")
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Union
+
+from . import _core
+from .results import Result
+
+ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
+SetLike = Union[Mapping[str, Any], Iterable[tuple[str, Any]], None]
+
+DICT_ORIGIN = "<dict>"
+
+#: A progress bar is shown only for runs that last longer than this (seconds).
+PROGRESS_DELAY_S = 1.0
+#: How often the progress handle is polled (seconds).
+PROGRESS_POLL_S = 0.1
+
+
+def run(
+    scenario: ScenarioLike,
+    seed: int | None = None,
+    *,
+    set: SetLike = None,  # noqa: A002 - mirrors ``cnsim run --set``
+    out: str | os.PathLike | None = None,
+    progress: bool = False,
+    **overrides: Any,
+) -> Result:
+    """Run one simulation and return its :class:`Result`.
+
+    scenario
+        Path of a TOML scenario file, or a dict with the same structure.
+    seed
+        Run seed; ``None`` uses the scenario's own seed.
+    set
+        Overrides by dotted path, e.g. ``{"switches[CORE].buffer": "150KB"}``
+        (a mapping or an iterable of ``(key, value)`` pairs).
+    out
+        If given, the result is saved there (atomically) before returning.
+    progress
+        Show a progress bar on stderr when the run lasts more than a second.
+    **overrides
+        Top-level keys, e.g. ``duration="50ms"``; applied after ``set``.
+
+    Raises :class:`cnsim.ScenarioError` for bad input (the message names the
+    file, line and field) and :class:`cnsim.SimulationError` for a failure
+    while running (e.g. cancellation).
+    """
+    text, origin, fmt = _scenario_source(scenario)
+    pairs = _override_pairs(set, overrides)
+    if seed is not None:
+        seed = _check_seed(seed)
+    raw = _run_core(text, origin, pairs, fmt, seed, progress)
+    result = Result.from_core(raw, scenario_file=origin)
+    if out is not None:
+        result.save(out)
+    return result
+
+
+def validate(
+    scenario: ScenarioLike,
+    set: SetLike = None,  # noqa: A002
+    **overrides: Any,
+) -> dict[str, Any]:
+    """Check a scenario without running it; return the resolved scenario as a dict.
+
+    The dict has ``name``, ``duration_s``, ``seed``, ``bin_s``, ``nodes``,
+    ``links``, ``flows``, ``queues`` and ``plot``. Raises
+    :class:`cnsim.ScenarioError` if the scenario is not valid.
+    """
+    text, origin, fmt = _scenario_source(scenario)
+    pairs = _override_pairs(set, overrides)
+    resolved = json.loads(_core.validate(text, origin, pairs, fmt=fmt))
+    resolved.setdefault("scenario_file", origin)
+    return resolved
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _scenario_source(scenario: ScenarioLike) -> tuple[str, str, str]:
+    """Return (text, origin, fmt) for the engine."""
+    if isinstance(scenario, Mapping):
+        try:
+            text = json.dumps(scenario, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise _core.ScenarioError(f"{DICT_ORIGIN}: scenario is not JSON-serialisable: {exc}") from None
+        return text, DICT_ORIGIN, "json"
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        # Raises FileNotFoundError / IsADirectoryError etc.; the CLI reports them.
+        text = path.read_text(encoding="utf-8")
+        return text, os.fspath(scenario), "toml"
+    raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
+
+
+def _override_pairs(set_: SetLike, overrides: Mapping[str, Any]) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    if set_ is not None:
+        items = set_.items() if isinstance(set_, Mapping) else set_
+        for item in items:
+            try:
+                key, value = item
+            except (TypeError, ValueError):
+                raise TypeError(f"set: expected (key, value) pairs, got {item!r}") from None
+            pairs.append((str(key), override_value(value)))
+    for key, value in overrides.items():
+        pairs.append((key, override_value(value)))
+    return pairs
+
+
+def override_value(value: Any) -> str:
+    """Render an override value as the engine expects it.
+
+    Strings are passed unchanged (the engine reads them as TOML values, or as
+    plain strings such as ``"150KB"``); numbers and booleans become TOML
+    literals; lists and dicts become TOML inline arrays and tables.
+    """
+    if isinstance(value, str):
+        return value
+    return _toml_literal(value)
+
+
+def _toml_literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, os.PathLike):
+        return _toml_string(os.fspath(value))
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{_toml_key(k)} = {_toml_literal(v)}" for k, v in value.items())
+        return "{" + inner + "}" if inner else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_literal(v) for v in value) + "]"
+    if hasattr(value, "item"):  # numpy scalars
+        return _toml_literal(value.item())
+    raise TypeError(f"cannot use a {type(value).__name__} as an override value: {value!r}")
+
+
+def _toml_key(key: Any) -> str:
+    key = str(key)
+    if key and key.isascii() and all(c.isalnum() or c in "-_" for c in key):
+        return key
+    return _toml_string(key)
+
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string."""
+    out = []
+    for c in text:
+        if c in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[c])
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\u{ord(c):04X}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        if hasattr(seed, "item") and isinstance(seed.item(), int):
+            seed = seed.item()
+        else:
+            raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be in 0..2^64-1, got {seed}")
+    return seed
+
+
+def _run_core(
+    text: str,
+    origin: str,
+    pairs: list[tuple[str, str]],
+    fmt: str,
+    seed: int | None,
+    progress: bool,
+) -> dict[str, Any]:
+    if not progress:
+        return _core.run(text, origin, pairs, fmt=fmt, seed=seed, progress=None)
+
+    handle = _core.Progress()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = _core.run(text, origin, pairs, fmt=fmt, seed=seed, progress=handle)
+        except BaseException as exc:  # handed to the calling thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="cnsim-run", daemon=True)
+    started = time.monotonic()
+    worker.start()
+    bar = None
+    try:
+        while worker.is_alive():
+            worker.join(PROGRESS_POLL_S)
+            if not worker.is_alive():
+                break
+            if bar is None and time.monotonic() - started > PROGRESS_DELAY_S:
+                bar = _ProgressBar()
+            if bar is not None:
+                bar.update(handle)
+    except KeyboardInterrupt:
+        handle.cancel()
+        worker.join()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr showing simulated time reached."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("simulating"),
+            BarColumn(),
+            TextColumn("{task.fields[sim]}"),
+            TextColumn("{task.fields[events]} events"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._progress.add_task("run", total=None, sim="", events="0")
+        self._progress.start()
+
+    def update(self, handle: Any) -> None:
+        total = handle.duration_s or None
+        done = handle.sim_time_s
+        sim = f"{done * 1e3:.3f} / {total * 1e3:g} ms" if total else ""
+        self._progress.update(self._task, total=total, completed=done, sim=sim, events=f"{handle.events:,}")
+
+    def close(self) -> None:
+        self._progress.stop()

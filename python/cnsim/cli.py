@@ -1,0 +1,240 @@
+"""The ``cnsim`` command line.
+
+    cnsim run FILE [--seed N] [--out DIR] [--set key=value ...] [--plot] [--quiet]
+    cnsim validate FILE [--set key=value ...] [--json]
+    cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--format png|svg]
+
+Errors are reported as one line ``error: <message>`` on stderr, with exit
+status 2 for bad input (scenario, missing file, bad option) and 1 for a
+failure while running. Set ``CNSIM_DEBUG=1`` to get a traceback instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+
+EXIT_RUNTIME = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A user-facing error with an exit status."""
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _parse_sets(values: tuple[str, ...]) -> list[tuple[str, str]]:
+    pairs = []
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"--set expects key=value, got {item!r}")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+SET_OPTION = click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a scenario value by dotted path, e.g. --set duration=20ms "
+    "--set 'switches[CORE].buffer=150KB'. Repeatable.",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="cnsim", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Packet-level simulator for data-center Ethernet congestion management."""
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Run seed (default: the scenario's).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Result directory (default: results/<scenario name>).",
+)
+@SET_OPTION
+@click.option("--plot", "make_plots", is_flag=True, help="Also draw figures into <out>/figures.")
+@click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True, help="Figure format for --plot.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+def run(file: str, seed: int | None, out: Path | None, sets: tuple[str, ...], make_plots: bool, fmt: str, quiet: bool) -> None:
+    """Run the scenario FILE and save its results."""
+    from . import api
+
+    overrides = _parse_sets(sets)
+    show_progress = not quiet and sys.stderr.isatty()
+    result = api.run(file, seed, set=overrides, progress=show_progress)
+    if out is None:
+        out = Path("results") / _safe_dirname(result.name or Path(file).stem)
+    result.save(out)
+    figures: list[Path] = []
+    if make_plots:
+        from . import plots
+
+        figures = plots.plot(result, plots.figures_dir(out), fmt)
+    if not quiet:
+        from .console import print_run_report
+
+        print_run_report(result, out, figures)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@SET_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print the resolved scenario as JSON.")
+def validate(file: str, sets: tuple[str, ...], as_json: bool) -> None:
+    """Check the scenario FILE without running it."""
+    from . import api
+
+    resolved = api.validate(file, set=_parse_sets(sets))
+    if as_json:
+        click.echo(json.dumps(resolved, indent=2))
+        return
+    n_nodes = len(resolved.get("nodes", []))
+    n_links = len(resolved.get("links", []))
+    n_flows = len(resolved.get("flows", []))
+    duration = format_seconds(float(resolved.get("duration_s", 0.0)))
+    click.echo(f"{file}: ok — {n_nodes} nodes, {n_links} links, {n_flows} flows, duration {duration}")
+
+
+@cli.command()
+@click.argument("result_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Figure directory (default: RESULT_DIR/figures for one result, <common parent>/compare for several).",
+)
+@click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True)
+def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
+    """Draw figures for one result directory, or overlay several (variants)."""
+    from . import plots
+    from .results import Result
+
+    results = [Result.load(d) for d in result_dirs]
+    if out is None:
+        if len(result_dirs) == 1:
+            out = plots.figures_dir(result_dirs[0])
+        else:
+            common = Path(os.path.commonpath([str(d.resolve()) for d in result_dirs]))
+            out = _relative_if_possible(common / "compare")
+    files = plots.plot(results, out, fmt)
+    click.echo(f"figures: {out}/ ({', '.join(f.name for f in files)})")
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``cnsim`` command; never shows a traceback unless CNSIM_DEBUG is set."""
+    code = _main(argv)
+    sys.exit(code)
+
+
+def _main(argv: list[str] | None) -> int:
+    debug = os.environ.get("CNSIM_DEBUG", "") not in ("", "0")
+    from ._core import ScenarioError, SimulationError
+    from .results import ResultError
+
+    try:
+        rv = cli.main(args=argv, prog_name="cnsim", standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.Abort, KeyboardInterrupt):
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except CliError as exc:
+        _error(str(exc))
+        return exc.code
+    except ScenarioError as exc:
+        _maybe_traceback(debug)
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    except ResultError as exc:
+        _maybe_traceback(debug)
+        _error(str(exc))
+        return EXIT_BAD_INPUT
+    except SimulationError as exc:
+        _maybe_traceback(debug)
+        _error(str(exc))
+        return EXIT_RUNTIME
+    except FileNotFoundError as exc:
+        _maybe_traceback(debug)
+        _error(f"{exc.filename}: no such file" if exc.filename else str(exc))
+        return EXIT_BAD_INPUT
+    except (IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+        _maybe_traceback(debug)
+        _error(f"{exc.filename}: {exc.strerror.lower() if exc.strerror else exc}")
+        return EXIT_BAD_INPUT
+    except UnicodeDecodeError as exc:
+        _maybe_traceback(debug)
+        _error(f"scenario file is not UTF-8 text: {exc}")
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        _maybe_traceback(debug)
+        _error(f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc))
+        return EXIT_RUNTIME
+    except Exception as exc:  # a bug: still one line, unless debugging
+        _maybe_traceback(debug)
+        _error(f"internal error: {type(exc).__name__}: {exc} (set CNSIM_DEBUG=1 for a traceback)")
+        return EXIT_RUNTIME
+
+
+def _error(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+
+
+def _maybe_traceback(debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+
+
+# --------------------------------------------------------------------------- formatting helpers
+
+
+def format_seconds(seconds: float) -> str:
+    """Human-readable duration: 100 ms, 2.5 s, 500 us."""
+    if seconds == 0:
+        return "0 s"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.4g} {unit}"
+    return f"{seconds / 1e-12:.4g} ps"
+
+
+def _safe_dirname(name: str) -> str:
+    cleaned = "".join(c if (c.isalnum() or c in "-_.") else "_" for c in name).strip("._")
+    return cleaned or "run"
+
+
+def _relative_if_possible(path: Path) -> Path:
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,113 @@
+"""Terminal summary of a run (rich tables), as printed by ``cnsim run``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .results import Result
+
+
+def print_run_report(result: Result, out: Path, figures: Sequence[Path] = (), console: Console | None = None) -> None:
+    console = console or Console(soft_wrap=True)
+    s = result.summary
+    console.print(
+        f"[bold]{escape(result.name)}[/bold]  seed {result.seed}  ·  {_ms(result.duration_s)} simulated  ·  "
+        f"bins of {_us(result.bin_s)}"
+    )
+    console.print(flow_table(result))
+    queues = queue_table(result)
+    if queues is not None:
+        console.print(queues)
+    totals = s.get("totals") or {}
+    console.print(
+        f"total drops: [bold]{_int(totals.get('dropped_frames'))}[/bold] frames "
+        f"({_int(totals.get('dropped_bytes'))} B)  ·  pause frames sent: {_int(totals.get('pause_frames_sent'))}"
+    )
+    console.print(performance_line(s))
+    console.print(f"results: {escape(str(out))}/ (summary.json, {len(result.tables())} Parquet tables)")
+    if figures:
+        console.print(f"figures: {escape(str(Path(figures[0]).parent))}/ ({', '.join(Path(f).name for f in figures)})")
+
+
+def flow_table(result: Result) -> Table:
+    table = Table(title="Flows", title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column("flow")
+    table.add_column("src → dst")
+    table.add_column("offered Gb/s", justify="right")
+    table.add_column("delivered Gb/s", justify="right")
+    table.add_column("dropped frames", justify="right")
+    for row in result.flows.to_dict("records"):
+        table.add_row(
+            escape(str(row["name"])),
+            escape(f"{row['src']} → {row['dst']}"),
+            f"{row.get('offered_gbps', 0.0):.3f}",
+            f"{row.get('delivered_gbps', 0.0):.3f}",
+            _int(row.get("dropped_frames")),
+        )
+    return table
+
+
+def queue_table(result: Result) -> Table | None:
+    """Queues that dropped frames or sent PAUSE frames; None if there are none."""
+    q = result.queues
+    if q.empty:
+        return None
+    mask = pd.Series(False, index=q.index)
+    for column in ("drops_frames", "pause_frames_sent"):
+        if column in q:
+            mask |= q[column].fillna(0) > 0
+    busy = q[mask]
+    if busy.empty:
+        return None
+    table = Table(title="Queues with drops or pauses", title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column("queue")
+    table.add_column("drops (frames)", justify="right")
+    table.add_column("max occupancy (KB)", justify="right")
+    table.add_column("pause frames sent", justify="right")
+    table.add_column("paused (ms)", justify="right")
+    for row in busy.to_dict("records"):
+        table.add_row(
+            escape(str(row["name"])),
+            _int(row.get("drops_frames")),
+            f"{(row.get('max_occupancy_bytes') or 0) / 1000:.1f}",
+            _int(row.get("pause_frames_sent")),
+            f"{(row.get('paused_time_s') or 0.0) * 1e3:.3f}",
+        )
+    return table
+
+
+def performance_line(summary: dict[str, Any]) -> str:
+    wall = summary.get("wall_time_s")
+    parts = [f"wall time {wall:.3f} s" if isinstance(wall, (int, float)) else "wall time ?"]
+    parts.append(f"{_int(summary.get('events'))} events")
+    eps = summary.get("events_per_s")
+    if isinstance(eps, (int, float)):
+        parts.append(f"{eps / 1e6:.2f} M events/s")
+    fhps = summary.get("frame_hops_per_s")
+    if isinstance(fhps, (int, float)):
+        parts.append(f"{fhps / 1e6:.2f} M frame-hops/s")
+    return "  ·  ".join(parts)
+
+
+def _int(value: Any) -> str:
+    if value is None:
+        return "?"
+    try:
+        return f"{int(value):,}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:g} ms"
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:g} µs"

@@ -1,0 +1,328 @@
+"""Results of one run: the summary and pandas tables, saved as JSON + Parquet.
+
+A result directory holds::
+
+    summary.json                 run metadata and counters (see Result.summary)
+    flows.parquet                one row per flow
+    queues.parquet               one row per output queue ("NODE->PEER")
+    flow_throughput.parquet      time_s, flow, offered_gbps, delivered_gbps
+    link_throughput.parquet      time_s, queue, gbps
+    queue_occupancy.parquet      time_s, queue, mean_bytes, max_bytes, drops
+    figures/                     only if plots were asked for
+
+Time series are long-format with one row per (bin, flow|queue); ``time_s`` is
+the start of the bin and rates are ``bytes * 8 / bin_s / 1e9`` Gb/s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+SUMMARY_FILE = "summary.json"
+TABLES = ("flows", "queues", "flow_throughput", "link_throughput", "queue_occupancy")
+FIGURES_DIR = "figures"
+
+_FLOW_META = ("name", "source", "src", "dst")
+_QUEUE_META = ("name", "node", "peer", "node_kind")
+
+
+class ResultError(Exception):
+    """A result directory cannot be read or written (bad path, not a result, ...)."""
+
+
+class Result:
+    """Outcome of one simulation run.
+
+    Attributes
+    ----------
+    summary : dict
+        The engine's summary (name, seed, cnsim_version, scenario_hash,
+        duration_s, wall_time_s, events, frame_hops, totals, flows, queues,
+        plot, ...) plus ``scenario_file``, ``bin_s`` and ``n_bins``.
+    flows : DataFrame
+        One row per flow: name, source, src, dst, the per-flow counters of the
+        summary, and ``offered_gbps`` / ``delivered_gbps``: mean rates over the
+        span of bins in which the flow offered / delivered anything.
+    queues : DataFrame
+        One row per output queue: name ("NODE->PEER"), node, peer, node_kind
+        and the per-queue counters of the summary.
+    flow_throughput : DataFrame
+        time_s, flow, offered_gbps, delivered_gbps.
+    link_throughput : DataFrame
+        time_s, queue, gbps (bytes that left that output port).
+    queue_occupancy : DataFrame
+        time_s, queue, mean_bytes (time-averaged), max_bytes, drops (frames).
+    path : Path or None
+        The directory this result was saved to or loaded from.
+    """
+
+    def __init__(
+        self,
+        summary: dict[str, Any],
+        flows: pd.DataFrame,
+        queues: pd.DataFrame,
+        flow_throughput: pd.DataFrame,
+        link_throughput: pd.DataFrame,
+        queue_occupancy: pd.DataFrame,
+        path: Path | None = None,
+    ) -> None:
+        self.summary = summary
+        self.flows = flows
+        self.queues = queues
+        self.flow_throughput = flow_throughput
+        self.link_throughput = link_throughput
+        self.queue_occupancy = queue_occupancy
+        self.path = path
+
+    # ------------------------------------------------------------------ accessors
+
+    @property
+    def name(self) -> str:
+        return str(self.summary.get("name", ""))
+
+    @property
+    def seed(self) -> int | None:
+        return self.summary.get("seed")
+
+    @property
+    def bin_s(self) -> float:
+        return float(self.summary["bin_s"])
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.summary.get("duration_s", self.bin_s * self.summary.get("n_bins", 0)))
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        return dict(self.summary.get("totals", {}))
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """All tables by name."""
+        return {name: getattr(self, name) for name in TABLES}
+
+    def __repr__(self) -> str:
+        n_bins = self.summary.get("n_bins", "?")
+        return (
+            f"<cnsim.Result {self.name!r} seed={self.seed}: {len(self.flows)} flows, "
+            f"{len(self.queues)} queues, {n_bins} bins of {self.bin_s * 1e6:g} us>"
+        )
+
+    def equals(self, other: Result, *, ignore_timing: bool = True) -> bool:
+        """True if both results have equal tables and summaries.
+
+        With ``ignore_timing`` (the default) the wall-clock fields of the
+        summary (wall time and the rates derived from it) are not compared.
+        """
+        if not isinstance(other, Result):
+            return False
+        if _comparable_summary(self.summary, ignore_timing) != _comparable_summary(other.summary, ignore_timing):
+            return False
+        return all(getattr(self, t).equals(getattr(other, t)) for t in TABLES)
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_core(cls, raw: Mapping[str, Any], scenario_file: str | None = None) -> Result:
+        """Build a Result from the dict returned by ``cnsim._core.run``."""
+        summary = raw["summary"]
+        summary = json.loads(summary) if isinstance(summary, (str, bytes)) else dict(summary)
+        bin_s = float(raw["bin_s"])
+        n_bins = int(raw["n_bins"])
+        if scenario_file is not None:
+            summary.setdefault("scenario_file", scenario_file)
+        summary.setdefault("bin_s", bin_s)
+        summary.setdefault("n_bins", n_bins)
+
+        flow_meta = _meta_frame(raw["flows"], _FLOW_META)
+        queue_meta = _meta_frame(raw["queues"], _QUEUE_META)
+        n_flows, n_queues = len(flow_meta), len(queue_meta)
+
+        tx = _matrix(raw["flow_tx_bytes"], n_flows, n_bins, np.uint64)
+        rx = _matrix(raw["flow_rx_bytes"], n_flows, n_bins, np.uint64)
+        qtx = _matrix(raw["queue_tx_bytes"], n_queues, n_bins, np.uint64)
+        occ_mean = _matrix(raw["queue_occ_mean"], n_queues, n_bins, np.float64)
+        occ_max = _matrix(raw["queue_occ_max"], n_queues, n_bins, np.uint64)
+        drops = _matrix(raw["queue_drops"], n_queues, n_bins, np.uint64)
+
+        to_gbps = 8.0 / bin_s / 1e9
+        times = np.arange(n_bins, dtype=np.float64) * bin_s
+
+        flows = _merge_counters(flow_meta, summary.get("flows"), _FLOW_META)
+        flows["offered_gbps"] = _active_rate(tx, bin_s)
+        flows["delivered_gbps"] = _active_rate(rx, bin_s)
+        queues = _merge_counters(queue_meta, summary.get("queues"), _QUEUE_META)
+
+        flow_names = flow_meta["name"].to_numpy(dtype=object)
+        queue_names = queue_meta["name"].to_numpy(dtype=object)
+        flow_throughput = pd.DataFrame(
+            {
+                "time_s": np.tile(times, n_flows),
+                "flow": np.repeat(flow_names, n_bins),
+                "offered_gbps": tx.ravel().astype(np.float64) * to_gbps,
+                "delivered_gbps": rx.ravel().astype(np.float64) * to_gbps,
+            }
+        )
+        link_throughput = pd.DataFrame(
+            {
+                "time_s": np.tile(times, n_queues),
+                "queue": np.repeat(queue_names, n_bins),
+                "gbps": qtx.ravel().astype(np.float64) * to_gbps,
+            }
+        )
+        queue_occupancy = pd.DataFrame(
+            {
+                "time_s": np.tile(times, n_queues),
+                "queue": np.repeat(queue_names, n_bins),
+                "mean_bytes": occ_mean.ravel(),
+                "max_bytes": occ_max.ravel().astype(np.int64),
+                "drops": drops.ravel().astype(np.int64),
+            }
+        )
+        return cls(summary, flows, queues, flow_throughput, link_throughput, queue_occupancy)
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``summary.json`` and one Parquet file per table into *directory*.
+
+        Everything is written into a temporary sibling directory which is then
+        renamed into place, so an interrupted save never leaves a directory
+        that looks like a complete result. An existing result directory at
+        that path is replaced; any other existing path is refused.
+        """
+        target = Path(directory)
+        parent = target.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() or target.is_symlink():
+            _check_replaceable(target)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
+        try:
+            os.chmod(tmp, 0o755)
+            for name in TABLES:
+                getattr(self, name).to_parquet(tmp / f"{name}.parquet", index=False)
+            # summary.json last: its presence marks a complete result.
+            with open(tmp / SUMMARY_FILE, "w", encoding="utf-8") as fh:
+                json.dump(self.summary, fh, indent=2, sort_keys=False)
+                fh.write("\n")
+            if target.exists() or target.is_symlink():
+                old = parent / f".{target.name}.{uuid.uuid4().hex[:8]}.old"
+                os.rename(target, old)
+                os.rename(tmp, target)
+                if old.is_dir() and not old.is_symlink():
+                    shutil.rmtree(old, ignore_errors=True)
+                else:
+                    old.unlink(missing_ok=True)
+            else:
+                os.rename(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.path = target
+        return target
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> Result:
+        """Read a result directory written by :meth:`save`."""
+        path = Path(directory)
+        if not path.is_dir():
+            raise ResultError(f"{path}: no such result directory")
+        summary_file = path / SUMMARY_FILE
+        if not summary_file.is_file():
+            raise ResultError(f"{path}: not a cnsim result directory (no {SUMMARY_FILE})")
+        try:
+            summary = json.loads(summary_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ResultError(f"{summary_file}: cannot read: {exc}") from None
+        tables = {}
+        for name in TABLES:
+            file = path / f"{name}.parquet"
+            if not file.is_file():
+                raise ResultError(f"{path}: incomplete result directory (no {file.name})")
+            try:
+                tables[name] = pd.read_parquet(file)
+            except Exception as exc:  # pyarrow raises several kinds
+                raise ResultError(f"{file}: cannot read: {exc}") from None
+        return cls(summary, path=path, **tables)
+
+
+def load(directory: str | os.PathLike) -> Result:
+    """Shorthand for :meth:`Result.load`."""
+    return Result.load(directory)
+
+
+# --------------------------------------------------------------------------- helpers
+
+_TIMING_KEYS = ("wall_time_s", "events_per_s", "frame_hops_per_s")
+
+
+def _comparable_summary(summary: Mapping[str, Any], ignore_timing: bool) -> dict[str, Any]:
+    out = dict(summary)
+    if ignore_timing:
+        for key in _TIMING_KEYS:
+            out.pop(key, None)
+    return out
+
+
+def _meta_frame(meta: Mapping[str, Sequence[str]], columns: Sequence[str]) -> pd.DataFrame:
+    data = {c: [str(v) for v in meta.get(c, [])] for c in columns}
+    lengths = {len(v) for v in data.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"engine returned columns of unequal length: { {c: len(v) for c, v in data.items()} }")
+    return pd.DataFrame(data, columns=list(columns))
+
+
+def _matrix(values: Any, rows: int, cols: int, dtype: type) -> np.ndarray:
+    arr = np.asarray(values, dtype=dtype)
+    if arr.size == 0:
+        return np.zeros((rows, cols), dtype=dtype)
+    if arr.shape != (rows, cols):
+        if arr.size != rows * cols:
+            raise ValueError(f"engine returned an array of shape {arr.shape}, expected {(rows, cols)}")
+        arr = arr.reshape(rows, cols)
+    return arr
+
+
+def _merge_counters(meta: pd.DataFrame, records: Any, meta_cols: Sequence[str]) -> pd.DataFrame:
+    """Append the summary's per-item counters to the metadata rows, matched by name."""
+    frame = meta.copy()
+    if not records:
+        return frame
+    by_name = {str(r.get("name")): r for r in records}
+    keys: list[str] = []
+    for record in records:
+        for key, value in record.items():
+            if key not in meta_cols and key not in keys and not isinstance(value, (dict, list)):
+                keys.append(key)
+    for key in keys:
+        column = [by_name.get(name, {}).get(key) for name in frame["name"]]
+        frame[key] = pd.Series(column, index=frame.index).infer_objects()
+    return frame
+
+
+def _active_rate(matrix: np.ndarray, bin_s: float) -> np.ndarray:
+    """Mean Gb/s of each row over the span from its first to its last non-zero bin."""
+    rates = np.zeros(matrix.shape[0], dtype=np.float64)
+    for i, row in enumerate(matrix):
+        nz = np.flatnonzero(row)
+        if nz.size:
+            span = (nz[-1] - nz[0] + 1) * bin_s
+            rates[i] = float(row.sum()) * 8.0 / span / 1e9
+    return rates
+
+
+def _check_replaceable(target: Path) -> None:
+    if target.is_symlink() or not target.is_dir():
+        raise ResultError(f"{target}: exists and is not a directory; refusing to replace it")
+    entries = list(target.iterdir())
+    if entries and not (target / SUMMARY_FILE).is_file():
+        raise ResultError(f"{target}: exists and is not a cnsim result directory; refusing to replace it")
