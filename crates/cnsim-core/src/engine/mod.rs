@@ -1,0 +1,6 @@
+//! Discrete-event machinery: the event queue and random streams.
+
+pub mod queue;
+pub mod rng;
+
+pub use queue::EventQueue;

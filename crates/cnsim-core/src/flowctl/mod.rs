@@ -1,0 +1,3 @@
+//! Link-level flow control.
+
+pub mod pause;

@@ -1,0 +1,151 @@
+//! IEEE 802.3x PAUSE: the state a port keeps as a sender of PAUSE (toward
+//! its upstream neighbour) and as a receiver of PAUSE (its own transmitter).
+
+use crate::net::frame::{PAUSE_QUANTUM_BITS, XOFF_QUANTA};
+use crate::units::{Rate, Time};
+
+/// What a port has told its upstream neighbour.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PauseSender {
+    /// Reasons to hold the neighbour: congested outputs (global mode) or
+    /// this input's own partition (per-input mode). XOFF while > 0.
+    pub holds: u32,
+    /// Bumped on every PAUSE decision so stale refresh timers are ignored.
+    pub generation: u32,
+    pub frames_sent: u64,
+    pub xoff_sent: u64,
+}
+
+/// A change in what should be sent upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseCommand {
+    Xoff,
+    Xon,
+}
+
+impl PauseCommand {
+    pub fn quanta(self) -> u16 {
+        match self {
+            PauseCommand::Xoff => XOFF_QUANTA,
+            PauseCommand::Xon => 0,
+        }
+    }
+}
+
+impl PauseSender {
+    /// One more reason to hold; XOFF on the first.
+    pub fn hold(&mut self) -> Option<PauseCommand> {
+        self.holds += 1;
+        (self.holds == 1).then(|| self.decided(PauseCommand::Xoff))
+    }
+
+    /// One reason fewer; XON on the last.
+    pub fn release(&mut self) -> Option<PauseCommand> {
+        debug_assert!(self.holds > 0, "PAUSE release without hold");
+        self.holds -= 1;
+        (self.holds == 0).then(|| self.decided(PauseCommand::Xon))
+    }
+
+    pub fn holding(&self) -> bool {
+        self.holds > 0
+    }
+
+    fn decided(&mut self, c: PauseCommand) -> PauseCommand {
+        self.generation = self.generation.wrapping_add(1);
+        c
+    }
+}
+
+/// The pause timer of a transmitter.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PauseReceiver {
+    pub paused: bool,
+    /// Bumped on every received PAUSE; an expiry event carries the value it was scheduled with.
+    pub generation: u32,
+    since: Time,
+    pub paused_total: Time,
+}
+
+/// What the transmitter must do after a PAUSE frame took effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseEffect {
+    /// Hold until this time (schedule an expiry with `generation`).
+    HoldUntil(Time, u32),
+    /// Transmission may resume now.
+    Resume,
+}
+
+/// Duration of `quanta` pause quanta at `rate`.
+pub fn pause_duration(quanta: u16, rate: Rate) -> Time {
+    rate.bit_times(quanta as u64 * PAUSE_QUANTUM_BITS)
+}
+
+impl PauseReceiver {
+    /// A PAUSE frame with `quanta` takes effect now. A new frame replaces the running timer.
+    pub fn receive(&mut self, now: Time, quanta: u16, rate: Rate) -> PauseEffect {
+        self.generation = self.generation.wrapping_add(1);
+        if quanta == 0 {
+            self.resume(now);
+            return PauseEffect::Resume;
+        }
+        if !self.paused {
+            self.paused = true;
+            self.since = now;
+        }
+        PauseEffect::HoldUntil(now + pause_duration(quanta, rate), self.generation)
+    }
+
+    /// The timer scheduled with `generation` ran out. True if this resumes the port.
+    pub fn expire(&mut self, now: Time, generation: u32) -> bool {
+        if generation != self.generation || !self.paused {
+            return false;
+        }
+        self.resume(now);
+        true
+    }
+
+    fn resume(&mut self, now: Time) {
+        if self.paused {
+            self.paused = false;
+            self.paused_total = self.paused_total + (now - self.since);
+        }
+    }
+
+    /// Paused time up to `now`, counting an open interval.
+    pub fn paused_time(&self, now: Time) -> Time {
+        if self.paused {
+            self.paused_total + now.saturating_sub(self.since)
+        } else {
+            self.paused_total
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xoff_on_first_hold_xon_on_last_release() {
+        let mut s = PauseSender::default();
+        assert_eq!(s.hold(), Some(PauseCommand::Xoff));
+        assert_eq!(s.hold(), None);
+        assert_eq!(s.release(), None);
+        assert_eq!(s.release(), Some(PauseCommand::Xon));
+    }
+
+    #[test]
+    fn new_pause_replaces_the_timer_and_stale_expiry_is_ignored() {
+        let r10 = Rate::gbps(10);
+        let mut r = PauseReceiver::default();
+        let e1 = r.receive(Time(0), 0xFFFF, r10);
+        assert_eq!(e1, PauseEffect::HoldUntil(Time(3_355_392_000), 1));
+        let e2 = r.receive(Time(1_000_000), 100, r10);
+        // 100 quanta = 51,200 bit times = 5.12 us at 10 Gb/s
+        assert_eq!(e2, PauseEffect::HoldUntil(Time(1_000_000 + 5_120_000), 2));
+        assert!(!r.expire(Time(3_355_392_000), 1));
+        assert!(r.expire(Time(6_120_000), 2));
+        assert_eq!(r.paused_time(Time(9_000_000)), Time(6_120_000));
+        assert_eq!(r.receive(Time(10_000_000), 0, r10), PauseEffect::Resume);
+    }
+}

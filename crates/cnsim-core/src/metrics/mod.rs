@@ -1,0 +1,3 @@
+//! Counters and binned time series, recorded without allocation.
+
+pub mod series;

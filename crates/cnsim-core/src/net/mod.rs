@@ -1,0 +1,5 @@
+//! The network model: frames, ports (output queues on links), routing.
+
+pub mod frame;
+pub mod port;
+pub mod routing;

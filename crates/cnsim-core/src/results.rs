@@ -1,0 +1,209 @@
+//! What a run produces: counters, the summary (serialisable to
+//! `summary.json`) and the binned series (row-major matrices).
+
+use crate::scenario::spec::{NodeKind, PlotSpec, Scenario};
+use crate::units::Time;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FlowCounters {
+    pub offered_frames: u64,
+    pub offered_bytes: u64,
+    pub delivered_frames: u64,
+    pub delivered_bytes: u64,
+    pub dropped_frames: u64,
+    pub dropped_bytes: u64,
+    pub in_flight_frames: u64,
+    pub in_flight_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    pub drops_frames: u64,
+    pub drops_bytes: u64,
+    pub max_occupancy: u64,
+    pub tx_bytes: u64,
+    pub pause_frames_sent: u64,
+    pub xoff_sent: u64,
+    /// Time this port's transmitter spent paused.
+    pub paused_time: Time,
+}
+
+/// Row-major matrices: flows × bins and queues × bins.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub bin: Time,
+    pub n_bins: usize,
+    pub flow_tx_bytes: Vec<u64>,
+    pub flow_rx_bytes: Vec<u64>,
+    pub queue_tx_bytes: Vec<u64>,
+    pub queue_drops: Vec<u64>,
+    pub queue_occ_mean: Vec<f64>,
+    pub queue_occ_max: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowSummary {
+    pub name: String,
+    pub source: String,
+    pub src: String,
+    pub dst: String,
+    #[serde(flatten)]
+    pub counters: FlowCounters,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueSummary {
+    pub name: String,
+    pub node: String,
+    pub peer: String,
+    pub node_kind: &'static str,
+    pub drops_frames: u64,
+    pub drops_bytes: u64,
+    pub max_occupancy_bytes: u64,
+    pub tx_bytes: u64,
+    pub pause_frames_sent: u64,
+    pub xoff_sent: u64,
+    pub paused_time_s: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Totals {
+    pub offered_frames: u64,
+    pub offered_bytes: u64,
+    pub delivered_frames: u64,
+    pub delivered_bytes: u64,
+    pub dropped_frames: u64,
+    pub dropped_bytes: u64,
+    pub in_flight_frames: u64,
+    pub in_flight_bytes: u64,
+    pub pause_frames_sent: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub seed: u64,
+    pub cnsim_version: &'static str,
+    pub scenario_hash: String,
+    pub duration_s: f64,
+    pub bin_s: f64,
+    pub wall_time_s: f64,
+    pub events: u64,
+    pub frame_hops: u64,
+    pub events_per_s: f64,
+    pub frame_hops_per_s: f64,
+    pub totals: Totals,
+    pub flows: Vec<FlowSummary>,
+    pub queues: Vec<QueueSummary>,
+    pub plot: PlotSpec,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub summary: Summary,
+    pub flows: Vec<FlowCounters>,
+    pub queues: Vec<QueueCounters>,
+    pub series: Series,
+}
+
+/// SHA-256 of the resolved scenario (defaults applied, units converted).
+pub fn scenario_hash(sc: &Scenario) -> String {
+    let json = serde_json::to_vec(sc).expect("a scenario serialises");
+    let digest = Sha256::digest(&json);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl RunResult {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assemble(
+        sc: &Scenario,
+        seed: u64,
+        wall: std::time::Duration,
+        events: u64,
+        frame_hops: u64,
+        flows: Vec<FlowCounters>,
+        queues: Vec<QueueCounters>,
+        series: Series,
+    ) -> RunResult {
+        let names = sc.queue_names();
+        let flow_specs = sc.flows();
+        let wall_s = wall.as_secs_f64();
+        let mut totals = Totals::default();
+        for f in &flows {
+            totals.offered_frames += f.offered_frames;
+            totals.offered_bytes += f.offered_bytes;
+            totals.delivered_frames += f.delivered_frames;
+            totals.delivered_bytes += f.delivered_bytes;
+            totals.dropped_frames += f.dropped_frames;
+            totals.dropped_bytes += f.dropped_bytes;
+            totals.in_flight_frames += f.in_flight_frames;
+            totals.in_flight_bytes += f.in_flight_bytes;
+        }
+        totals.pause_frames_sent = queues.iter().map(|q| q.pause_frames_sent).sum();
+        let flow_summaries = flow_specs
+            .iter()
+            .zip(&flows)
+            .map(|(fs, c)| FlowSummary {
+                name: fs.name.clone(),
+                source: sc.sources[fs.source].name.clone(),
+                src: sc.nodes[fs.src].name.clone(),
+                dst: sc.nodes[fs.dst].name.clone(),
+                counters: *c,
+            })
+            .collect();
+        let queue_summaries = queues
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let link = &sc.links[i / 2];
+                let (node, peer) = if i % 2 == 0 {
+                    (link.a, link.b)
+                } else {
+                    (link.b, link.a)
+                };
+                QueueSummary {
+                    name: names[i].clone(),
+                    node: sc.nodes[node].name.clone(),
+                    peer: sc.nodes[peer].name.clone(),
+                    node_kind: match sc.nodes[node].kind {
+                        NodeKind::Switch(_) => "switch",
+                        NodeKind::Host(_) => "host",
+                    },
+                    drops_frames: q.drops_frames,
+                    drops_bytes: q.drops_bytes,
+                    max_occupancy_bytes: q.max_occupancy,
+                    tx_bytes: q.tx_bytes,
+                    pause_frames_sent: q.pause_frames_sent,
+                    xoff_sent: q.xoff_sent,
+                    paused_time_s: q.paused_time.as_secs_f64(),
+                }
+            })
+            .collect();
+        let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
+        let summary = Summary {
+            name: sc.name.clone(),
+            seed,
+            cnsim_version: env!("CARGO_PKG_VERSION"),
+            scenario_hash: scenario_hash(sc),
+            duration_s: sc.duration.as_secs_f64(),
+            bin_s: sc.bin.as_secs_f64(),
+            wall_time_s: wall_s,
+            events,
+            frame_hops,
+            events_per_s: per_s(events),
+            frame_hops_per_s: per_s(frame_hops),
+            totals,
+            flows: flow_summaries,
+            queues: queue_summaries,
+            plot: sc.plot.clone(),
+        };
+        RunResult {
+            summary,
+            flows,
+            queues,
+            series,
+        }
+    }
+}

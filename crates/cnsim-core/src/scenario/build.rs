@@ -1,0 +1,929 @@
+//! From scenario text to a validated `Scenario`: parse, apply defaults,
+//! convert units, resolve names, check the topology. Every rejection is a
+//! `ScenarioError` with its location.
+
+use super::error::{with_suggestion, FieldPath, Locator, ScenarioError};
+use super::schema::*;
+use super::spec::*;
+use crate::units::{parse_rate, parse_size, parse_time, Rate, Time};
+use std::collections::HashMap;
+
+const DEFAULT_LINK_RATE: Rate = Rate::gbps(10);
+const DEFAULT_FRAME: u32 = 1500;
+const DEFAULT_BIN: Time = Time::from_us(100);
+/// Smallest and largest frames accepted (Ethernet minimum to jumbo).
+const FRAME_RANGE: (u64, u64) = (64, 9216);
+
+/// Parse TOML text. `origin` names the file in messages.
+pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+    let loc = Locator::toml(origin, text);
+    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(&loc, e, String::new()))?;
+    let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let field = if field == "." { String::new() } else { field };
+        toml_error(&loc, e.into_inner(), field)
+    })?;
+    Builder {
+        loc: &loc,
+        kb: 1000,
+    }
+    .build(raw, origin)
+}
+
+/// Parse JSON text (a scenario given as a dict from Python).
+pub fn from_json(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+    let loc = Locator::none(origin);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let raw: RawScenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let field = e.path().to_string();
+        let field = if field == "." { String::new() } else { field };
+        let msg = e.into_inner().to_string();
+        let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+        loc.error_at(None, field, with_suggestion(&msg))
+    })?;
+    Builder {
+        loc: &loc,
+        kb: 1000,
+    }
+    .build(raw, origin)
+}
+
+fn toml_error(loc: &Locator, e: toml::de::Error, field: String) -> ScenarioError {
+    let msg = e.message().trim().to_string();
+    let msg = if msg.starts_with("missing field") {
+        msg.replace('`', "'") + " (required)"
+    } else {
+        with_suggestion(&msg)
+    };
+    loc.error_at(e.span().map(|s| s.start), field, msg)
+}
+
+struct Builder<'a> {
+    loc: &'a Locator,
+    kb: u64,
+}
+
+/// A value and where it came from (the entry itself or `[defaults]`).
+type Sourced<'v, T> = Option<(&'v T, FieldPath)>;
+
+fn pick<'v, T>(
+    own: &'v Option<T>,
+    own_path: FieldPath,
+    dflt: Option<&'v Option<T>>,
+    dflt_path: FieldPath,
+) -> Sourced<'v, T> {
+    match (own, dflt) {
+        (Some(v), _) => Some((v, own_path)),
+        (None, Some(Some(v))) => Some((v, dflt_path)),
+        _ => None,
+    }
+}
+
+impl<'a> Builder<'a> {
+    fn err(&self, path: &FieldPath, msg: impl Into<String>) -> ScenarioError {
+        self.loc.error(path, msg)
+    }
+
+    fn time(&self, s: &str, path: &FieldPath) -> Result<Time, ScenarioError> {
+        parse_time(s).map_err(|e| self.err(path, e.to_string()))
+    }
+    fn rate(&self, s: &str, path: &FieldPath) -> Result<Rate, ScenarioError> {
+        parse_rate(s).map_err(|e| self.err(path, e.to_string()))
+    }
+    fn size(&self, s: &str, path: &FieldPath) -> Result<u64, ScenarioError> {
+        parse_size(s, self.kb).map_err(|e| self.err(path, e.to_string()))
+    }
+    fn opt_time(&self, v: Sourced<String>) -> Result<Option<Time>, ScenarioError> {
+        v.map(|(s, p)| self.time(s, &p)).transpose()
+    }
+    fn opt_size(&self, v: Sourced<String>) -> Result<Option<u64>, ScenarioError> {
+        v.map(|(s, p)| self.size(s, &p)).transpose()
+    }
+
+    fn build(mut self, raw: RawScenario, origin: &str) -> Result<Scenario, ScenarioError> {
+        let root = FieldPath::root();
+        if let Some(k) = raw.kilobyte {
+            if k != 1000 && k != 1024 {
+                return Err(self.err(
+                    &root.key("kilobyte"),
+                    format!("expected 1000 or 1024, found {k}"),
+                ));
+            }
+            self.kb = k;
+        }
+        let duration = self.time(&raw.duration, &root.key("duration"))?;
+        if duration == Time::ZERO {
+            return Err(self.err(
+                &root.key("duration"),
+                "expected a duration above zero, found 0",
+            ));
+        }
+        let bin = match &raw.bin {
+            Some(b) => self.time(b, &root.key("bin"))?,
+            None => DEFAULT_BIN.min(duration),
+        };
+        if bin == Time::ZERO {
+            return Err(self.err(&root.key("bin"), "expected a bin width above zero, found 0"));
+        }
+        if duration.0 / bin.0 > 10_000_000 {
+            return Err(self.err(
+                &root.key("bin"),
+                format!(
+                    "{} bins of {bin} in {duration} is too many (at most 10,000,000)",
+                    duration.0 / bin.0
+                ),
+            ));
+        }
+        if raw.hosts.is_empty() && raw.switches.is_empty() {
+            return Err(self.loc.error_at(
+                None,
+                String::new(),
+                "empty topology: no [[hosts]] or [[switches]]".into(),
+            ));
+        }
+        let defaults = raw.defaults.unwrap_or_default();
+        let dp = root.key("defaults");
+        self.check_default_has_no_identity(&defaults, &dp)?;
+
+        // Nodes: switches first, then hosts, in file order.
+        let mut nodes: Vec<NodeSpec> = Vec::new();
+        let mut by_name: HashMap<String, (usize, FieldPath)> = HashMap::new();
+        for (i, sw) in raw.switches.iter().enumerate() {
+            let p = root.key("switches").index(i);
+            let name = self.entry_name(&sw.name, &p, &mut by_name, nodes.len())?;
+            let spec = self.switch(sw, &p, defaults.switch.as_ref(), &dp.key("switch"))?;
+            nodes.push(NodeSpec {
+                name,
+                kind: NodeKind::Switch(spec),
+            });
+        }
+        for (i, h) in raw.hosts.iter().enumerate() {
+            let p = root.key("hosts").index(i);
+            let name = self.entry_name(&h.name, &p, &mut by_name, nodes.len())?;
+            let spec = self.host(h, &p, defaults.host.as_ref(), &dp.key("host"))?;
+            nodes.push(NodeSpec {
+                name,
+                kind: NodeKind::Host(spec),
+            });
+        }
+
+        let links = self.links(&raw.links, &defaults, &nodes, &by_name)?;
+        let sources = self.sources(&raw.sources, &defaults, &nodes, &by_name, &links, duration)?;
+        check_connectivity(&self, &nodes, &links, &sources)?;
+        let seed = raw.seed.unwrap_or(1);
+        let name = raw.name.clone().unwrap_or_else(|| {
+            std::path::Path::new(origin)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scenario".into())
+        });
+        let mut scenario = Scenario {
+            name,
+            duration,
+            seed,
+            bin,
+            nodes,
+            links,
+            sources,
+            plot: PlotSpec::default(),
+        };
+        if let Some(plot) = &raw.plot {
+            scenario.plot = self.plot(plot, &scenario)?;
+        }
+        Ok(scenario)
+    }
+
+    fn check_default_has_no_identity(
+        &self,
+        d: &RawDefaults,
+        dp: &FieldPath,
+    ) -> Result<(), ScenarioError> {
+        let bad = |p: FieldPath, what: &str| {
+            Err(self.err(
+                &p,
+                format!("{what} cannot have a default; set it on each entry"),
+            ))
+        };
+        if d.switch.as_ref().is_some_and(|s| s.name.is_some()) {
+            return bad(dp.key("switch").key("name"), "a switch name");
+        }
+        if d.host.as_ref().is_some_and(|s| s.name.is_some()) {
+            return bad(dp.key("host").key("name"), "a host name");
+        }
+        if d.link.as_ref().is_some_and(|s| s.between.is_some()) {
+            return bad(dp.key("link").key("between"), "link endpoints");
+        }
+        if let Some(s) = &d.source {
+            if s.name.is_some() {
+                return bad(dp.key("source").key("name"), "a source name");
+            }
+            if s.host.is_some() {
+                return bad(dp.key("source").key("host"), "a source host");
+            }
+        }
+        Ok(())
+    }
+
+    fn entry_name(
+        &self,
+        name: &Option<String>,
+        p: &FieldPath,
+        by_name: &mut HashMap<String, (usize, FieldPath)>,
+        index: usize,
+    ) -> Result<String, ScenarioError> {
+        let Some(name) = name else {
+            return Err(self.err(p, "missing field 'name' (required)"));
+        };
+        if name.is_empty() || name.contains("->") || name.contains(char::is_whitespace) {
+            return Err(self.err(
+                &p.key("name"),
+                format!("expected a non-empty name without spaces or '->', found '{name}'"),
+            ));
+        }
+        if let Some((_, first)) = by_name.get(name) {
+            return Err(self.err(
+                &p.key("name"),
+                format!("duplicate name '{name}' (first used at {first})"),
+            ));
+        }
+        by_name.insert(name.clone(), (index, p.clone()));
+        Ok(name.clone())
+    }
+
+    fn switch(
+        &self,
+        sw: &RawSwitch,
+        p: &FieldPath,
+        d: Option<&RawSwitch>,
+        dp: &FieldPath,
+    ) -> Result<SwitchSpec, ScenarioError> {
+        let latency = self
+            .opt_time(pick(
+                &sw.latency,
+                p.key("latency"),
+                d.map(|d| &d.latency),
+                dp.key("latency"),
+            ))?
+            .unwrap_or(Time::ZERO);
+        let response_time = self
+            .opt_time(pick(
+                &sw.response_time,
+                p.key("response_time"),
+                d.map(|d| &d.response_time),
+                dp.key("response_time"),
+            ))?
+            .unwrap_or(Time::ZERO);
+        let buffer_bytes = self.opt_size(pick(
+            &sw.buffer,
+            p.key("buffer"),
+            d.map(|d| &d.buffer),
+            dp.key("buffer"),
+        ))?;
+        let model = pick(
+            &sw.buffer_model,
+            p.key("buffer_model"),
+            d.map(|d| &d.buffer_model),
+            dp.key("buffer_model"),
+        );
+        let buffer = match (model.as_ref().map(|(m, _)| **m), buffer_bytes) {
+            (Some(BufferModelKind::Unlimited), _) | (None, None) => BufferModel::Unlimited,
+            (Some(BufferModelKind::PerOutput) | None, Some(b)) => {
+                BufferModel::PerOutput { bytes: b }
+            }
+            (Some(BufferModelKind::PerInput), Some(b)) => BufferModel::PerInput { bytes: b },
+            (Some(_), None) => {
+                return Err(self.err(
+                    &model.unwrap().1,
+                    "this buffer model needs a 'buffer' size (e.g. buffer = \"150KB\")",
+                ));
+            }
+        };
+        if let BufferModel::PerOutput { bytes } | BufferModel::PerInput { bytes } = buffer {
+            if bytes < FRAME_RANGE.0 {
+                return Err(self.err(
+                    &p.key("buffer"),
+                    format!(
+                        "expected a buffer of at least {} B, found {bytes} B",
+                        FRAME_RANGE.0
+                    ),
+                ));
+            }
+        }
+        let queue_limit = self.opt_size(pick(
+            &sw.queue_limit,
+            p.key("queue_limit"),
+            d.map(|d| &d.queue_limit),
+            dp.key("queue_limit"),
+        ))?;
+        if queue_limit == Some(0) {
+            return Err(self.err(
+                &p.key("queue_limit"),
+                "expected a queue limit above zero, found 0",
+            ));
+        }
+        let pause = match pick(
+            &sw.pause,
+            p.key("pause"),
+            d.map(|d| &d.pause),
+            dp.key("pause"),
+        ) {
+            None => None,
+            Some((raw, pp)) => self.pause(raw, &pp, buffer)?,
+        };
+        Ok(SwitchSpec {
+            latency,
+            response_time,
+            buffer,
+            queue_limit,
+            pause,
+        })
+    }
+
+    fn pause(
+        &self,
+        raw: &RawPause,
+        pp: &FieldPath,
+        buffer: BufferModel,
+    ) -> Result<Option<PauseSpec>, ScenarioError> {
+        let mode = raw.mode.unwrap_or(match buffer {
+            BufferModel::PerInput { .. } => PauseMode::PerInput,
+            _ => PauseMode::Global,
+        });
+        if mode == PauseMode::Off {
+            return Ok(None);
+        }
+        let xoff = raw
+            .xoff
+            .as_ref()
+            .ok_or_else(|| self.err(pp, "missing field 'xoff' (required when PAUSE is on)"))?;
+        let xon = raw
+            .xon
+            .as_ref()
+            .ok_or_else(|| self.err(pp, "missing field 'xon' (required when PAUSE is on)"))?;
+        let xoff = self.size(xoff, &pp.key("xoff"))?;
+        let xon = self.size(xon, &pp.key("xon"))?;
+        if xon >= xoff {
+            return Err(self.err(
+                &pp.key("xon"),
+                format!("expected XON below XOFF ({xoff} B), found {xon} B"),
+            ));
+        }
+        match (mode, buffer) {
+            (PauseMode::Global, BufferModel::PerOutput { bytes })
+            | (PauseMode::PerInput, BufferModel::PerInput { bytes }) => {
+                if xoff > bytes {
+                    return Err(self.err(
+                        &pp.key("xoff"),
+                        format!("expected XOFF at most the buffer ({bytes} B), found {xoff} B"),
+                    ));
+                }
+            }
+            (PauseMode::Global, BufferModel::PerInput { .. }) => {
+                return Err(self.err(&pp.key("mode"), "global PAUSE watches output buffers; with buffer_model = \"per_input\" use mode = \"per_input\""));
+            }
+            _ => {}
+        }
+        Ok(Some(PauseSpec {
+            mode,
+            xoff,
+            xon,
+            refresh: raw.refresh.unwrap_or(true),
+        }))
+    }
+
+    fn host(
+        &self,
+        h: &RawHost,
+        p: &FieldPath,
+        d: Option<&RawHost>,
+        dp: &FieldPath,
+    ) -> Result<HostSpec, ScenarioError> {
+        let egress = match pick(
+            &h.egress,
+            p.key("egress"),
+            d.map(|d| &d.egress),
+            dp.key("egress"),
+        ) {
+            None => None,
+            Some((s, _)) if s == "unlimited" => None,
+            Some((s, ep)) => {
+                let b = self.size(s, &ep)?;
+                if b < FRAME_RANGE.0 {
+                    return Err(self.err(&ep, format!("expected an egress buffer of at least {} B or \"unlimited\", found {b} B", FRAME_RANGE.0)));
+                }
+                Some(b)
+            }
+        };
+        let high_src = pick(
+            &h.egress_high,
+            p.key("egress_high"),
+            d.map(|d| &d.egress_high),
+            dp.key("egress_high"),
+        );
+        let high_path = high_src.as_ref().map(|(_, p)| p.clone());
+        let egress_high = self.opt_size(high_src)?;
+        let low_src = pick(
+            &h.egress_low,
+            p.key("egress_low"),
+            d.map(|d| &d.egress_low),
+            dp.key("egress_low"),
+        );
+        let low_path = low_src.as_ref().map(|(_, p)| p.clone());
+        let egress_low = self.opt_size(low_src)?;
+        match (egress_high, egress_low) {
+            (Some(hi), Some(lo)) => {
+                if lo >= hi {
+                    return Err(self.err(
+                        &low_path.unwrap(),
+                        format!("expected egress_low below egress_high ({hi} B), found {lo} B"),
+                    ));
+                }
+                if egress.is_some_and(|e| hi > e) {
+                    return Err(self.err(
+                        &high_path.unwrap(),
+                        format!(
+                            "expected egress_high at most the egress buffer ({} B), found {hi} B",
+                            egress.unwrap()
+                        ),
+                    ));
+                }
+            }
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(self.err(&high_path.unwrap(), "egress_high needs egress_low too"))
+            }
+            (None, Some(_)) => {
+                return Err(self.err(&low_path.unwrap(), "egress_low needs egress_high too"))
+            }
+        }
+        let response_time = self
+            .opt_time(pick(
+                &h.response_time,
+                p.key("response_time"),
+                d.map(|d| &d.response_time),
+                dp.key("response_time"),
+            ))?
+            .unwrap_or(Time::ZERO);
+        let service = match pick(
+            &h.service,
+            p.key("service"),
+            d.map(|d| &d.service),
+            dp.key("service"),
+        ) {
+            None => None,
+            Some((s, sp)) => Some(self.service(s, &sp)?),
+        };
+        Ok(HostSpec {
+            egress,
+            egress_high,
+            egress_low,
+            response_time,
+            service,
+        })
+    }
+
+    fn service(&self, s: &RawService, sp: &FieldPath) -> Result<ServiceSchedule, ScenarioError> {
+        let rate = s
+            .rate
+            .as_ref()
+            .ok_or_else(|| self.err(sp, "missing field 'rate' (required)"))?;
+        let rate = self.rate(rate, &sp.key("rate"))?;
+        let start = s
+            .start
+            .as_ref()
+            .map(|t| self.time(t, &sp.key("start")))
+            .transpose()?
+            .unwrap_or(Time::ZERO);
+        let end = s
+            .end
+            .as_ref()
+            .map(|t| self.time(t, &sp.key("end")))
+            .transpose()?
+            .unwrap_or(Time::MAX);
+        if end <= start {
+            return Err(self.err(
+                &sp.key("end"),
+                format!("expected end after start ({start}), found {end}"),
+            ));
+        }
+        let periodic = match (&s.period, &s.reduced) {
+            (None, None) => None,
+            (Some(per), Some(red)) => {
+                let per = self.time(per, &sp.key("period"))?;
+                let red = self.time(red, &sp.key("reduced"))?;
+                if per == Time::ZERO || red == Time::ZERO || red >= per {
+                    return Err(self.err(
+                        &sp.key("reduced"),
+                        format!("expected 0 < reduced < period ({per}), found {red}"),
+                    ));
+                }
+                Some((per, red))
+            }
+            (Some(_), None) => {
+                return Err(self.err(sp, "missing field 'reduced' (required with 'period')"))
+            }
+            (None, Some(_)) => {
+                return Err(self.err(sp, "missing field 'period' (required with 'reduced')"))
+            }
+        };
+        Ok(ServiceSchedule {
+            rate,
+            start,
+            end,
+            periodic,
+        })
+    }
+
+    fn links(
+        &self,
+        raw: &[RawLink],
+        defaults: &RawDefaults,
+        nodes: &[NodeSpec],
+        by_name: &HashMap<String, (usize, FieldPath)>,
+    ) -> Result<Vec<LinkSpec>, ScenarioError> {
+        let dp = FieldPath::root().key("defaults").key("link");
+        let d = defaults.link.as_ref();
+        let mut out = Vec::with_capacity(raw.len());
+        let mut degree = vec![0usize; nodes.len()];
+        let mut pairs: HashMap<(usize, usize), usize> = HashMap::new();
+        for (i, l) in raw.iter().enumerate() {
+            let p = FieldPath::root().key("links").index(i);
+            let between = l.between.as_ref().ok_or_else(|| {
+                self.err(&p, "missing field 'between' (required: two node names)")
+            })?;
+            if between.len() != 2 {
+                return Err(self.err(
+                    &p.key("between"),
+                    format!("expected two node names, found {}", between.len()),
+                ));
+            }
+            let mut ends = [0usize; 2];
+            for (k, n) in between.iter().enumerate() {
+                ends[k] = by_name.get(n).map(|(idx, _)| *idx).ok_or_else(|| {
+                    self.err(
+                        &p.key("between").index(k),
+                        unknown_name("node", n, by_name.keys()),
+                    )
+                })?;
+            }
+            if ends[0] == ends[1] {
+                return Err(self.err(
+                    &p.key("between"),
+                    format!(
+                        "a link needs two different nodes, found '{}' twice",
+                        between[0]
+                    ),
+                ));
+            }
+            let key = (ends[0].min(ends[1]), ends[0].max(ends[1]));
+            if let Some(first) = pairs.insert(key, i) {
+                return Err(self.err(
+                    &p.key("between"),
+                    format!(
+                        "duplicate link between '{}' and '{}' (first is links[{first}])",
+                        between[0], between[1]
+                    ),
+                ));
+            }
+            let rate = match pick(&l.rate, p.key("rate"), d.map(|d| &d.rate), dp.key("rate")) {
+                Some((s, rp)) => self.rate(s, &rp)?,
+                None => DEFAULT_LINK_RATE,
+            };
+            let delay = self
+                .opt_time(pick(
+                    &l.delay,
+                    p.key("delay"),
+                    d.map(|d| &d.delay),
+                    dp.key("delay"),
+                ))?
+                .unwrap_or(Time::ZERO);
+            for (k, &e) in ends.iter().enumerate() {
+                degree[e] += 1;
+                if nodes[e].is_host() && degree[e] > 1 {
+                    return Err(self.err(
+                        &p.key("between").index(k),
+                        format!(
+                            "host '{}' already has a link; a host has exactly one",
+                            nodes[e].name
+                        ),
+                    ));
+                }
+            }
+            out.push(LinkSpec {
+                a: ends[0],
+                b: ends[1],
+                rate,
+                delay,
+            });
+        }
+        for (i, n) in nodes.iter().enumerate() {
+            if degree[i] == 0 {
+                let what = if n.is_host() { "hosts" } else { "switches" };
+                let (_, path) = &by_name[&n.name];
+                return Err(self.err(
+                    path,
+                    format!(
+                        "{} '{}' is not connected: no link names it",
+                        &what[..what.len() - (if n.is_host() { 1 } else { 2 })],
+                        n.name
+                    ),
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn sources(
+        &self,
+        raw: &[RawSource],
+        defaults: &RawDefaults,
+        nodes: &[NodeSpec],
+        by_name: &HashMap<String, (usize, FieldPath)>,
+        links: &[LinkSpec],
+        duration: Time,
+    ) -> Result<Vec<SourceSpec>, ScenarioError> {
+        let dp = FieldPath::root().key("defaults").key("source");
+        let d = defaults.source.as_ref();
+        let hosts: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].is_host()).collect();
+        let mut names: HashMap<String, usize> = HashMap::new();
+        let mut out = Vec::with_capacity(raw.len());
+        for (i, s) in raw.iter().enumerate() {
+            let p = FieldPath::root().key("sources").index(i);
+            let host_name = s
+                .host
+                .as_ref()
+                .ok_or_else(|| self.err(&p, "missing field 'host' (required)"))?;
+            let host = self.host_index(host_name, &p.key("host"), nodes, by_name)?;
+            let to = s.to.as_ref().ok_or_else(|| {
+                self.err(
+                    &p,
+                    "missing field 'to' (required: a host, a list of hosts or \"*\")",
+                )
+            })?;
+            let dsts: Vec<usize> = match to {
+                Destinations::One(n) if n == "*" => {
+                    hosts.iter().copied().filter(|&h| h != host).collect()
+                }
+                Destinations::One(n) => vec![self.host_index(n, &p.key("to"), nodes, by_name)?],
+                Destinations::Many(list) => {
+                    let mut v = Vec::with_capacity(list.len());
+                    for (k, n) in list.iter().enumerate() {
+                        let idx = self.host_index(n, &p.key("to").index(k), nodes, by_name)?;
+                        if v.contains(&idx) {
+                            return Err(self.err(
+                                &p.key("to").index(k),
+                                format!("duplicate destination '{n}'"),
+                            ));
+                        }
+                        v.push(idx);
+                    }
+                    v
+                }
+            };
+            if dsts.is_empty() {
+                return Err(self.err(
+                    &p.key("to"),
+                    "expected at least one destination host, found none",
+                ));
+            }
+            if let Some(k) = dsts.iter().position(|&x| x == host) {
+                let fp = if matches!(to, Destinations::Many(_)) {
+                    p.key("to").index(k)
+                } else {
+                    p.key("to")
+                };
+                return Err(self.err(
+                    &fp,
+                    format!("a source cannot send to its own host '{host_name}'"),
+                ));
+            }
+            let kind = pick(&s.kind, p.key("kind"), d.map(|d| &d.kind), dp.key("kind"))
+                .map(|(k, _)| *k)
+                .unwrap_or(SourceKind::Bernoulli);
+            let frame = match pick(
+                &s.frame,
+                p.key("frame"),
+                d.map(|d| &d.frame),
+                dp.key("frame"),
+            ) {
+                None => DEFAULT_FRAME as u64,
+                Some((f, fp)) => {
+                    let b = self.size(f, &fp)?;
+                    if b < FRAME_RANGE.0 || b > FRAME_RANGE.1 {
+                        return Err(self.err(
+                            &fp,
+                            format!(
+                                "expected a frame size from {} B to {} B, found {b} B",
+                                FRAME_RANGE.0, FRAME_RANGE.1
+                            ),
+                        ));
+                    }
+                    b
+                }
+            };
+            let transaction = match (
+                kind,
+                pick(
+                    &s.transaction,
+                    p.key("transaction"),
+                    d.map(|d| &d.transaction),
+                    dp.key("transaction"),
+                ),
+            ) {
+                (SourceKind::Transactions, None) => {
+                    return Err(self.err(
+                        &p,
+                        "missing field 'transaction' (required for kind = \"transactions\")",
+                    ))
+                }
+                (SourceKind::Transactions, Some((t, tp))) => {
+                    let b = self.size(t, &tp)?;
+                    if b == 0 {
+                        return Err(
+                            self.err(&tp, "expected a transaction size above zero, found 0")
+                        );
+                    }
+                    b
+                }
+                (SourceKind::Bernoulli, None) => 0,
+                (SourceKind::Bernoulli, Some((_, tp))) => {
+                    return Err(
+                        self.err(&tp, "'transaction' applies only to kind = \"transactions\"")
+                    )
+                }
+            };
+            let line = link_rate_of(host, links);
+            let load_src = pick(&s.load, p.key("load"), d.map(|d| &d.load), dp.key("load"));
+            let rate_src = pick(&s.rate, p.key("rate"), d.map(|d| &d.rate), dp.key("rate"));
+            let load = match (load_src, rate_src) {
+                (Some((l, lp)), None) => {
+                    if !(l.is_finite() && *l > 0.0 && *l <= 1.0) {
+                        return Err(self.err(&lp, format!("expected a load in (0, 1] (fraction of the host's link rate), found {l}")));
+                    }
+                    *l
+                }
+                (None, Some((r, rp))) => {
+                    let r = self.rate(r, &rp)?;
+                    if r > line {
+                        return Err(self.err(
+                            &rp,
+                            format!(
+                                "expected a rate at most the host's link rate {line}, found {r}"
+                            ),
+                        ));
+                    }
+                    r.0 as f64 / line.0 as f64
+                }
+                (Some((_, lp)), Some(_)) => {
+                    return Err(self.err(&lp, "give either 'load' or 'rate', not both"))
+                }
+                (None, None) => {
+                    return Err(self.err(&p, "missing field 'load' or 'rate' (one is required)"))
+                }
+            };
+            let start = self
+                .opt_time(pick(
+                    &s.start,
+                    p.key("start"),
+                    d.map(|d| &d.start),
+                    dp.key("start"),
+                ))?
+                .unwrap_or(Time::ZERO);
+            let stop_src = pick(&s.stop, p.key("stop"), d.map(|d| &d.stop), dp.key("stop"));
+            let stop_path = stop_src
+                .as_ref()
+                .map(|(_, p)| p.clone())
+                .unwrap_or_else(|| p.clone());
+            let stop = self.opt_time(stop_src)?.unwrap_or(duration);
+            if stop <= start {
+                return Err(self.err(
+                    &stop_path,
+                    format!("expected stop after start ({start}), found {stop}"),
+                ));
+            }
+            let name = match &s.name {
+                Some(n) => n.clone(),
+                None if dsts.len() == 1 => format!("{}->{}", host_name, nodes[dsts[0]].name),
+                None => host_name.clone(),
+            };
+            if let Some(first) = names.insert(name.clone(), i) {
+                let np = if s.name.is_some() {
+                    p.key("name")
+                } else {
+                    p.clone()
+                };
+                return Err(self.err(&np, format!("duplicate source name '{name}' (first is sources[{first}]); give each source a 'name'")));
+            }
+            out.push(SourceSpec {
+                name,
+                kind,
+                host,
+                dsts,
+                load,
+                frame: frame as u32,
+                transaction,
+                start,
+                stop,
+            });
+        }
+        Ok(out)
+    }
+
+    fn host_index(
+        &self,
+        n: &str,
+        p: &FieldPath,
+        nodes: &[NodeSpec],
+        by_name: &HashMap<String, (usize, FieldPath)>,
+    ) -> Result<usize, ScenarioError> {
+        match by_name.get(n) {
+            Some((i, _)) if nodes[*i].is_host() => Ok(*i),
+            Some(_) => Err(self.err(p, format!("expected a host, found switch '{n}'"))),
+            None => Err(self.err(
+                p,
+                unknown_name(
+                    "host",
+                    n,
+                    by_name
+                        .iter()
+                        .filter(|(_, (i, _))| nodes[*i].is_host())
+                        .map(|(k, _)| k),
+                ),
+            )),
+        }
+    }
+
+    fn plot(&self, plot: &RawPlot, sc: &Scenario) -> Result<PlotSpec, ScenarioError> {
+        let pp = FieldPath::root().key("plot");
+        let queues = sc.queue_names();
+        let flows: Vec<String> = sc.flows().into_iter().map(|f| f.name).collect();
+        let check = |list: &[String],
+                     known: &[String],
+                     key: &str,
+                     what: &str|
+         -> Result<(), ScenarioError> {
+            for (i, n) in list.iter().enumerate() {
+                if !known.contains(n) {
+                    return Err(
+                        self.err(&pp.key(key).index(i), unknown_name(what, n, known.iter()))
+                    );
+                }
+            }
+            Ok(())
+        };
+        check(&plot.links, &queues, "links", "link (\"NODE->PEER\")")?;
+        check(&plot.queues, &queues, "queues", "queue (\"NODE->PEER\")")?;
+        check(&plot.flows, &flows, "flows", "flow")?;
+        Ok(PlotSpec {
+            links: plot.links.clone(),
+            flows: plot.flows.clone(),
+            queues: plot.queues.clone(),
+        })
+    }
+}
+
+fn link_rate_of(host: usize, links: &[LinkSpec]) -> Rate {
+    links
+        .iter()
+        .find(|l| l.a == host || l.b == host)
+        .map(|l| l.rate)
+        .unwrap_or(DEFAULT_LINK_RATE)
+}
+
+fn unknown_name<'n>(what: &str, n: &str, known: impl Iterator<Item = &'n String>) -> String {
+    let best = known
+        .map(|k| (strsim::jaro_winkler(n, k), k))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)));
+    match best {
+        Some((_, k)) => format!("unknown {what} '{n}' (did you mean '{k}'?)"),
+        None => format!("unknown {what} '{n}'"),
+    }
+}
+
+/// Every source must reach each of its destinations through switches only.
+fn check_connectivity(
+    b: &Builder,
+    nodes: &[NodeSpec],
+    links: &[LinkSpec],
+    sources: &[SourceSpec],
+) -> Result<(), ScenarioError> {
+    let table = crate::net::routing::Routes::compute(nodes, links);
+    for (i, s) in sources.iter().enumerate() {
+        for (k, &d) in s.dsts.iter().enumerate() {
+            if !table.reachable(s.host, d) {
+                let p = FieldPath::root().key("sources").index(i).key("to");
+                let p = if s.dsts.len() > 1 { p.index(k) } else { p };
+                return Err(b.err(
+                    &p,
+                    format!(
+                        "host '{}' cannot reach '{}': no path through switches",
+                        nodes[s.host].name, nodes[d].name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

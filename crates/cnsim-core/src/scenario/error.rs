@@ -1,0 +1,234 @@
+//! Scenario errors that name the file, line, column and field, and say what
+//! was expected and what was found.
+
+use std::fmt;
+
+/// One segment of a path into the scenario document: `links[3].rate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldPath(pub Vec<Seg>);
+
+impl FieldPath {
+    pub fn root() -> Self {
+        FieldPath(Vec::new())
+    }
+    pub fn key(&self, k: &str) -> Self {
+        let mut p = self.clone();
+        p.0.push(Seg::Key(k.to_string()));
+        p
+    }
+    pub fn index(&self, i: usize) -> Self {
+        let mut p = self.clone();
+        p.0.push(Seg::Index(i));
+        p
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, s) in self.0.iter().enumerate() {
+            match s {
+                Seg::Key(k) if i == 0 => write!(f, "{k}")?,
+                Seg::Key(k) => write!(f, ".{k}")?,
+                Seg::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// File name, "<dict>" or "<text>".
+    pub origin: String,
+    /// 1-based line and column, when the location is known.
+    pub line_col: Option<(usize, usize)>,
+    /// Dotted field path ("links[3].rate"); empty for whole-file problems.
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some((l, c)) = self.line_col {
+            write!(f, ":{l}:{c}")?;
+        }
+        if self.field.is_empty() {
+            write!(f, ": {}", self.message)
+        } else {
+            write!(f, ": {}: {}", self.field, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Finds where a field path sits in the source text.
+pub struct Locator {
+    origin: String,
+    text: String,
+    doc: Option<toml_edit::Document<String>>,
+}
+
+impl Locator {
+    pub fn toml(origin: &str, text: &str) -> Self {
+        Locator {
+            origin: origin.to_string(),
+            text: text.to_string(),
+            doc: toml_edit::Document::parse(text.to_string()).ok(),
+        }
+    }
+
+    /// For input without source positions (a JSON dict from Python).
+    pub fn none(origin: &str) -> Self {
+        Locator {
+            origin: origin.to_string(),
+            text: String::new(),
+            doc: None,
+        }
+    }
+
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let col = before
+            .rsplit('\n')
+            .next()
+            .map(|l| l.chars().count())
+            .unwrap_or(0)
+            + 1;
+        (line, col)
+    }
+
+    /// Span of the deepest existing item along `path`.
+    fn span_of(&self, path: &FieldPath) -> Option<std::ops::Range<usize>> {
+        let doc = self.doc.as_ref()?;
+        walk_item(doc.as_item(), &path.0, None)
+    }
+
+    pub fn error(&self, path: &FieldPath, message: impl Into<String>) -> ScenarioError {
+        let line_col = self.span_of(path).map(|s| self.line_col(s.start));
+        ScenarioError {
+            origin: self.origin.clone(),
+            line_col,
+            field: path.to_string(),
+            message: message.into(),
+        }
+    }
+
+    pub fn error_at(&self, offset: Option<usize>, field: String, message: String) -> ScenarioError {
+        ScenarioError {
+            origin: self.origin.clone(),
+            line_col: offset.map(|o| self.line_col(o)),
+            field,
+            message,
+        }
+    }
+}
+
+type Span = Option<std::ops::Range<usize>>;
+
+fn walk_item(item: &toml_edit::Item, segs: &[Seg], best: Span) -> Span {
+    use toml_edit::Item;
+    let best = item.span().or(best);
+    let Some((seg, rest)) = segs.split_first() else {
+        return best;
+    };
+    match (seg, item) {
+        (Seg::Key(k), Item::Table(t)) => match t.get_key_value(k) {
+            Some((key, it)) => walk_item(it, rest, key.span().or(best)),
+            None => best,
+        },
+        (Seg::Index(i), Item::ArrayOfTables(a)) => match a.get(*i) {
+            Some(t) => walk_item(&Item::Table(t.clone()), rest, t.span().or(best)),
+            None => best,
+        },
+        (_, Item::Value(v)) => walk_value(v, segs, best),
+        _ => best,
+    }
+}
+
+fn walk_value(value: &toml_edit::Value, segs: &[Seg], best: Span) -> Span {
+    use toml_edit::Value;
+    let best = value.span().or(best);
+    let Some((seg, rest)) = segs.split_first() else {
+        return best;
+    };
+    match (seg, value) {
+        (Seg::Key(k), Value::InlineTable(t)) => match t.get_key_value(k) {
+            Some((key, toml_edit::Item::Value(v))) => walk_value(v, rest, key.span().or(best)),
+            Some((key, _)) => key.span().or(best),
+            None => best,
+        },
+        (Seg::Index(i), Value::Array(a)) => match a.get(*i) {
+            Some(v) => walk_value(v, rest, best),
+            None => best,
+        },
+        _ => best,
+    }
+}
+
+/// Adds "did you mean `x`?" to serde's unknown-field and unknown-variant messages.
+pub fn with_suggestion(message: &str) -> String {
+    let (kind, rest) = if let Some(r) = message.strip_prefix("unknown field `") {
+        ("field", r)
+    } else if let Some(r) = message.strip_prefix("unknown variant `") {
+        ("variant", r)
+    } else {
+        return message.to_string();
+    };
+    let Some((found, tail)) = rest.split_once('`') else {
+        return message.to_string();
+    };
+    let candidates: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
+    let best = candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(found, c), *c))
+        .filter(|(score, _)| *score > 0.75)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let expected = if candidates.is_empty() {
+        "no fields here".to_string()
+    } else {
+        candidates
+            .iter()
+            .map(|c| format!("'{c}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match best {
+        Some((_, c)) => {
+            format!("unknown {kind} '{found}' (did you mean '{c}'?); expected one of {expected}")
+        }
+        None => format!("unknown {kind} '{found}'; expected one of {expected}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_closest_field() {
+        let m = with_suggestion("unknown field `rat`, expected `between`, `rate` or `delay`");
+        assert!(m.contains("did you mean 'rate'"), "{m}");
+    }
+
+    #[test]
+    fn locates_nested_fields() {
+        let text = "duration = \"1ms\"\n[[links]]\nbetween = [\"a\", \"b\"]\n\n[[links]]\nrate = \"10 Gbs\"\n";
+        let loc = Locator::toml("x.toml", text);
+        let e = loc.error(&FieldPath::root().key("links").index(1).key("rate"), "bad");
+        assert_eq!(e.line_col, Some((6, 1)));
+        assert_eq!(e.to_string(), "x.toml:6:1: links[1].rate: bad");
+    }
+}

@@ -1,0 +1,159 @@
+//! The scenario file as written: serde structs that mirror the TOML.
+//!
+//! Unit-carrying values stay strings here and are converted (with their
+//! location) by `build`. Unknown keys are rejected everywhere.
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub duration: String,
+    pub seed: Option<u64>,
+    /// Bytes in a "KB" for this file: 1000 (default) or 1024.
+    pub kilobyte: Option<u64>,
+    /// Width of a metrics bin, e.g. "100us".
+    pub bin: Option<String>,
+    pub defaults: Option<RawDefaults>,
+    #[serde(default)]
+    pub switches: Vec<RawSwitch>,
+    #[serde(default)]
+    pub hosts: Vec<RawHost>,
+    #[serde(default)]
+    pub links: Vec<RawLink>,
+    #[serde(default)]
+    pub sources: Vec<RawSource>,
+    pub plot: Option<RawPlot>,
+}
+
+/// Defaults for every entry of a kind. The tables take the same fields as the
+/// entries themselves (without names, endpoints or destinations).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDefaults {
+    pub link: Option<RawLink>,
+    pub switch: Option<RawSwitch>,
+    pub host: Option<RawHost>,
+    pub source: Option<RawSource>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLink {
+    pub between: Option<Vec<String>>,
+    pub rate: Option<String>,
+    pub delay: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferModelKind {
+    /// Dedicated bytes per output port.
+    PerOutput,
+    /// Shared memory partitioned per input: each input holds at most `buffer` bytes over all outputs.
+    PerInput,
+    Unlimited,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseMode {
+    Off,
+    /// An output buffer at XOFF pauses every other port of the switch.
+    Global,
+    /// Each input is paused on its own occupancy (input-partitioned memory).
+    PerInput,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPause {
+    pub mode: Option<PauseMode>,
+    pub xoff: Option<String>,
+    pub xon: Option<String>,
+    /// Re-send XOFF at half the advertised pause time while still congested.
+    pub refresh: Option<bool>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSwitch {
+    pub name: Option<String>,
+    pub latency: Option<String>,
+    pub response_time: Option<String>,
+    pub buffer: Option<String>,
+    pub buffer_model: Option<BufferModelKind>,
+    pub queue_limit: Option<String>,
+    pub pause: Option<RawPause>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawService {
+    /// Reduced service rate of the link into this host.
+    pub rate: Option<String>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    /// Periodic schedule: each period begins with `reduced` time at `rate`.
+    pub period: Option<String>,
+    pub reduced: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHost {
+    pub name: Option<String>,
+    /// Egress buffer size, or "unlimited".
+    pub egress: Option<String>,
+    /// The source stops producing at this occupancy (default: when the next frame does not fit).
+    pub egress_high: Option<String>,
+    /// ... and resumes at or below this one.
+    pub egress_low: Option<String>,
+    pub response_time: Option<String>,
+    pub service: Option<RawService>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// One frame per frame slot with probability `load`.
+    Bernoulli,
+    /// One transaction per transaction slot with probability `load`, split into frames.
+    Transactions,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Destinations {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSource {
+    pub name: Option<String>,
+    pub host: Option<String>,
+    /// A host name, a list of host names, or "*" for every other host.
+    pub to: Option<Destinations>,
+    pub kind: Option<SourceKind>,
+    pub frame: Option<String>,
+    pub transaction: Option<String>,
+    pub load: Option<f64>,
+    pub rate: Option<String>,
+    pub start: Option<String>,
+    pub stop: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlot {
+    #[serde(default)]
+    pub links: Vec<String>,
+    #[serde(default)]
+    pub flows: Vec<String>,
+    #[serde(default)]
+    pub queues: Vec<String>,
+}

@@ -1,0 +1,3 @@
+//! Traffic sources.
+
+pub mod source;

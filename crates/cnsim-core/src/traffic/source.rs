@@ -1,0 +1,172 @@
+//! Bernoulli sources: in every slot at the host's line rate a unit (one
+//! frame, or one transaction split into frames) is produced with probability
+//! `load`. Gaps between units are drawn as geometric numbers of empty slots,
+//! so the cost is one event per unit, not per slot.
+//!
+//! A source whose host egress buffer is full keeps its unfinished unit and
+//! stops; it resumes at the first slot after space frees up.
+
+use crate::engine::rng::{geometric_failures, Stream};
+use crate::units::Time;
+
+pub struct Source {
+    pub host_node: u32,
+    pub host_port: u32,
+    rng: Stream,
+    load: f64,
+    slot: Time,
+    start: Time,
+    stop: Time,
+    frame: u32,
+    unit_bytes: u64,
+    /// First slot index not yet used.
+    next_slot: u64,
+    /// Flow id of each destination, and the destination's host number.
+    flows: Vec<(u32, u32)>,
+    /// The unit being handed to the egress queue.
+    pending: Pending,
+    pub blocked: bool,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Pending {
+    flow: u32,
+    dst_host: u32,
+    remaining: u64,
+}
+
+pub struct SourceParams {
+    pub host_node: u32,
+    pub host_port: u32,
+    pub rng: Stream,
+    pub load: f64,
+    /// Wire time of one unit at the host's link rate.
+    pub slot: Time,
+    pub start: Time,
+    pub stop: Time,
+    pub frame: u32,
+    pub unit_bytes: u64,
+    pub flows: Vec<(u32, u32)>,
+}
+
+impl Source {
+    pub fn new(p: SourceParams) -> Source {
+        Source {
+            host_node: p.host_node,
+            host_port: p.host_port,
+            rng: p.rng,
+            load: p.load,
+            slot: p.slot,
+            start: p.start,
+            stop: p.stop,
+            frame: p.frame,
+            unit_bytes: p.unit_bytes,
+            next_slot: 0,
+            flows: p.flows,
+            pending: Pending::default(),
+            blocked: false,
+        }
+    }
+
+    /// Time of the next unit at or after `now`, if before the stop time.
+    pub fn next_time(&mut self, now: Time) -> Option<Time> {
+        if now > self.start {
+            let since = (now - self.start).0;
+            self.next_slot = self.next_slot.max(since.div_ceil(self.slot.0));
+        }
+        let k = geometric_failures(&mut self.rng, self.load);
+        let slot = self.next_slot.checked_add(k)?;
+        let t = self.start.0.checked_add(slot.checked_mul(self.slot.0)?)?;
+        self.next_slot = slot;
+        (t < self.stop.0).then_some(Time(t))
+    }
+
+    /// A unit is produced now (in slot `next_slot`).
+    pub fn produce(&mut self) {
+        use rand::RngExt;
+        let i = if self.flows.len() == 1 {
+            0
+        } else {
+            self.rng.random_range(0..self.flows.len())
+        };
+        let (flow, dst_host) = self.flows[i];
+        self.pending = Pending {
+            flow,
+            dst_host,
+            remaining: self.unit_bytes,
+        };
+        self.next_slot += 1;
+    }
+
+    /// The next frame of the pending unit: (flow, destination host, bytes).
+    #[inline]
+    pub fn peek_frame(&self) -> Option<(u32, u32, u32)> {
+        let p = &self.pending;
+        (p.remaining > 0).then(|| {
+            (
+                p.flow,
+                p.dst_host,
+                p.remaining.min(self.frame as u64) as u32,
+            )
+        })
+    }
+
+    #[inline]
+    pub fn consume(&mut self, bytes: u32) {
+        self.pending.remaining -= bytes as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::stream;
+
+    fn source(load: f64) -> Source {
+        Source::new(SourceParams {
+            host_node: 0,
+            host_port: 0,
+            rng: stream(1, 1),
+            load,
+            slot: Time(1_200_000),
+            start: Time::from_ms(5),
+            stop: Time::from_ms(85),
+            frame: 1500,
+            unit_bytes: 1500,
+            flows: vec![(0, 0)],
+        })
+    }
+
+    #[test]
+    fn units_fall_on_slot_boundaries_within_start_and_stop() {
+        let mut s = source(0.48);
+        let mut t = s.next_time(Time::ZERO).unwrap();
+        let mut n = 0u64;
+        loop {
+            assert!(t >= Time::from_ms(5) && t < Time::from_ms(85));
+            assert_eq!((t.0 - Time::from_ms(5).0) % 1_200_000, 0);
+            s.produce();
+            n += 1;
+            match s.next_time(t) {
+                Some(next) => {
+                    assert!(next > t);
+                    t = next;
+                }
+                None => break,
+            }
+        }
+        // 80 ms / 1.2 us = 66,666 slots at p = 0.48: mean 32,000, sd ~129.
+        assert!((n as i64 - 32_000).abs() < 700, "{n}");
+    }
+
+    #[test]
+    fn a_resumed_source_never_uses_a_past_slot() {
+        let mut s = source(1.0);
+        let t0 = s.next_time(Time::ZERO).unwrap();
+        assert_eq!(t0, Time::from_ms(5));
+        s.produce();
+        // Blocked until 5 ms + 3.5 slots: resumes at the next whole slot.
+        let t1 = s.next_time(Time(Time::from_ms(5).0 + 4_200_000)).unwrap();
+        assert_eq!(t1, Time(Time::from_ms(5).0 + 4 * 1_200_000));
+    }
+}
