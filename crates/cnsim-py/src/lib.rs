@@ -1,1 +1,192 @@
+//! `cnsim._core`: the Python face of cnsim-core. Conversion only: text in,
+//! summary JSON and numpy matrices out, the GIL released while simulating.
 
+use cnsim_core::scenario::{self, Format};
+use cnsim_core::{RunError, RunOptions};
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+create_exception!(
+    _core,
+    ScenarioError,
+    PyException,
+    "The scenario is invalid; the message names file, line, field, expected and found."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyException,
+    "The simulation could not complete (for example, it was cancelled)."
+);
+
+/// A handle to watch a run from another thread and to cancel it.
+#[pyclass(frozen)]
+struct Progress(Arc<cnsim_core::Progress>);
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Progress(Arc::default())
+    }
+    #[getter]
+    fn sim_time_s(&self) -> f64 {
+        self.0.sim_time_ps.load(Ordering::Relaxed) as f64 * 1e-12
+    }
+    #[getter]
+    fn duration_s(&self) -> f64 {
+        self.0.duration_ps.load(Ordering::Relaxed) as f64 * 1e-12
+    }
+    #[getter]
+    fn events(&self) -> u64 {
+        self.0.events.load(Ordering::Relaxed)
+    }
+    fn cancel(&self) {
+        self.0.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+fn format_of(fmt: &str) -> PyResult<Format> {
+    match fmt {
+        "toml" => Ok(Format::Toml),
+        "json" => Ok(Format::Json),
+        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "fmt must be 'toml' or 'json', found '{other}'"
+        ))),
+    }
+}
+
+fn load(
+    text: &str,
+    origin: &str,
+    overrides: &[(String, String)],
+    fmt: &str,
+) -> PyResult<cnsim_core::Scenario> {
+    scenario::load(text, origin, format_of(fmt)?, overrides)
+        .map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// Validate scenario text; return a JSON description of the resolved scenario.
+#[pyfunction]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml"))]
+fn validate(
+    text: &str,
+    origin: &str,
+    overrides: Vec<(String, String)>,
+    fmt: &str,
+) -> PyResult<String> {
+    Ok(load(text, origin, &overrides, fmt)?.describe().to_string())
+}
+
+fn matrix<'py, T: numpy::Element>(
+    py: Python<'py>,
+    data: Vec<T>,
+    rows: usize,
+    cols: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(PyArray1::from_vec(py, data)
+        .reshape([rows, cols])?
+        .into_any())
+}
+
+/// Run a scenario. Returns the summary (JSON) and the binned series as numpy matrices.
+#[pyfunction]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml", seed = None, progress = None))]
+fn run<'py>(
+    py: Python<'py>,
+    text: &str,
+    origin: &str,
+    overrides: Vec<(String, String)>,
+    fmt: &str,
+    seed: Option<u64>,
+    progress: Option<Bound<'py, Progress>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = load(text, origin, &overrides, fmt)?;
+    let opts = RunOptions {
+        seed,
+        progress: progress.map(|p| p.get().0.clone()),
+    };
+    let result = py
+        .detach(|| cnsim_core::run(&sc, &opts))
+        .map_err(|e: RunError| SimulationError::new_err(e.to_string()))?;
+    let summary = serde_json::to_string(&result.summary)
+        .map_err(|e| SimulationError::new_err(e.to_string()))?;
+    let s = result.series;
+    let n_bins = s.n_bins;
+    let n_flows = result.flows.len();
+    let n_queues = result.queues.len();
+    let out = PyDict::new(py);
+    out.set_item("summary", summary)?;
+    out.set_item("bin_s", s.bin.as_secs_f64())?;
+    out.set_item("n_bins", n_bins)?;
+    let flows = PyDict::new(py);
+    let fs = &result.summary.flows;
+    flows.set_item(
+        "name",
+        fs.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+    )?;
+    flows.set_item(
+        "source",
+        fs.iter().map(|f| f.source.clone()).collect::<Vec<_>>(),
+    )?;
+    flows.set_item("src", fs.iter().map(|f| f.src.clone()).collect::<Vec<_>>())?;
+    flows.set_item("dst", fs.iter().map(|f| f.dst.clone()).collect::<Vec<_>>())?;
+    out.set_item("flows", flows)?;
+    let queues = PyDict::new(py);
+    let qs = &result.summary.queues;
+    queues.set_item(
+        "name",
+        qs.iter().map(|q| q.name.clone()).collect::<Vec<_>>(),
+    )?;
+    queues.set_item(
+        "node",
+        qs.iter().map(|q| q.node.clone()).collect::<Vec<_>>(),
+    )?;
+    queues.set_item(
+        "peer",
+        qs.iter().map(|q| q.peer.clone()).collect::<Vec<_>>(),
+    )?;
+    queues.set_item(
+        "node_kind",
+        qs.iter().map(|q| q.node_kind).collect::<Vec<_>>(),
+    )?;
+    out.set_item("queues", queues)?;
+    out.set_item(
+        "flow_tx_bytes",
+        matrix(py, s.flow_tx_bytes, n_flows, n_bins)?,
+    )?;
+    out.set_item(
+        "flow_rx_bytes",
+        matrix(py, s.flow_rx_bytes, n_flows, n_bins)?,
+    )?;
+    out.set_item(
+        "queue_tx_bytes",
+        matrix(py, s.queue_tx_bytes, n_queues, n_bins)?,
+    )?;
+    out.set_item(
+        "queue_occ_mean",
+        matrix(py, s.queue_occ_mean, n_queues, n_bins)?,
+    )?;
+    out.set_item(
+        "queue_occ_max",
+        matrix(py, s.queue_occ_max, n_queues, n_bins)?,
+    )?;
+    out.set_item("queue_drops", matrix(py, s.queue_drops, n_queues, n_bins)?)?;
+    Ok(out)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add_class::<Progress>()?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}
