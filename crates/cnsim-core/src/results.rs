@@ -16,6 +16,30 @@ pub struct FlowCounters {
     pub dropped_bytes: u64,
     pub in_flight_frames: u64,
     pub in_flight_bytes: u64,
+    /// Times of the first and last delivery, picoseconds (0 if none).
+    pub first_delivery_ps: u64,
+    pub last_delivery_ps: u64,
+    /// One-way latency from production at the source to delivery, picoseconds.
+    pub latency_min_ps: u64,
+    pub latency_max_ps: u64,
+    pub latency_sum_ps: u64,
+}
+
+impl FlowCounters {
+    #[inline]
+    pub fn deliver(&mut self, now: Time, created: Time, bytes: u64) {
+        let latency = (now - created).0;
+        if self.delivered_frames == 0 {
+            self.first_delivery_ps = now.0;
+            self.latency_min_ps = latency;
+        }
+        self.delivered_frames += 1;
+        self.delivered_bytes += bytes;
+        self.last_delivery_ps = now.0;
+        self.latency_min_ps = self.latency_min_ps.min(latency);
+        self.latency_max_ps = self.latency_max_ps.max(latency);
+        self.latency_sum_ps += latency;
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -173,12 +173,14 @@ impl Simulator {
                     )
                 })
                 .collect();
+            let slot = ports[h.port as usize].rate.tx_time(unit_bytes);
             sources.push(Source::new(SourceParams {
                 host_node: s.host as u32,
                 host_port: h.port,
                 rng: stream(seed, component_key("source", &s.name)),
                 load: s.load,
-                slot: ports[h.port as usize].rate.tx_time(unit_bytes),
+                slot,
+                slot_offset: s.slot_offset,
                 start: s.start,
                 stop: s.stop,
                 frame: s.frame,
@@ -375,9 +377,7 @@ impl Simulator {
         let sw = match &self.roles[node] {
             Role::Host(h) => {
                 debug_assert_eq!(h.host_number, frame.dst_host, "hosts do not forward");
-                let f = &mut self.flows[frame.flow as usize];
-                f.delivered_frames += 1;
-                f.delivered_bytes += frame.size as u64;
+                self.flows[frame.flow as usize].deliver(now, frame.created, frame.size as u64);
                 self.flow_rx
                     .add(frame.flow as usize, now, frame.size as u64);
                 return;

@@ -802,6 +802,19 @@ impl<'a> Builder<'a> {
                     format!("expected stop after start ({start}), found {stop}"),
                 ));
             }
+            let slot_offset = match pick(
+                &s.slot_offset,
+                p.key("slot_offset"),
+                d.map(|d| &d.slot_offset),
+                dp.key("slot_offset"),
+            ) {
+                None => None,
+                Some((ph, _)) if ph == "random" => None,
+                Some((ph, pp)) => Some(self.time(ph, &pp).map_err(|e| ScenarioError {
+                    message: format!("{} or \"random\"", e.message),
+                    ..e
+                })?),
+            };
             let name = match &s.name {
                 Some(n) => n.clone(),
                 None if dsts.len() == 1 => format!("{}->{}", host_name, nodes[dsts[0]].name),
@@ -825,6 +838,7 @@ impl<'a> Builder<'a> {
                 transaction,
                 start,
                 stop,
+                slot_offset,
             });
         }
         Ok(out)

@@ -145,6 +145,10 @@ pub struct RawSource {
     pub rate: Option<String>,
     pub start: Option<String>,
     pub stop: Option<String>,
+    /// Where in its slot a unit is produced: "random" (default: uniform in
+    /// the slot, drawn per unit from the source's own stream) or a fixed
+    /// time such as "0ns" (every unit on the slot grid).
+    pub slot_offset: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -127,6 +127,9 @@ pub struct SourceSpec {
     pub transaction: u64,
     pub start: Time,
     pub stop: Time,
+    /// Offset of each unit within its slot; `None` draws it uniformly per
+    /// unit so that sources are not phase-locked to each other.
+    pub slot_offset: Option<Time>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -3,6 +3,12 @@
 //! `load`. Gaps between units are drawn as geometric numbers of empty slots,
 //! so the cost is one event per unit, not per slot.
 //!
+//! A unit is produced at a uniformly drawn offset within its slot unless the
+//! scenario fixes the offset: perfectly periodic sources that share a
+//! bottleneck otherwise lock their phases, and drop-tail then hands all the
+//! drops to whichever source happens to arrive last in the cycle (the phase
+//! effect of Floyd and Jacobson, 1992).
+//!
 //! A source whose host egress buffer is full keeps its unfinished unit and
 //! stops; it resumes at the first slot after space frees up.
 
@@ -15,6 +21,7 @@ pub struct Source {
     rng: Stream,
     load: f64,
     slot: Time,
+    slot_offset: Option<Time>,
     start: Time,
     stop: Time,
     frame: u32,
@@ -42,6 +49,8 @@ pub struct SourceParams {
     pub load: f64,
     /// Wire time of one unit at the host's link rate.
     pub slot: Time,
+    /// Fixed offset of every unit within its slot; `None` draws one per unit.
+    pub slot_offset: Option<Time>,
     pub start: Time,
     pub stop: Time,
     pub frame: u32,
@@ -57,6 +66,7 @@ impl Source {
             rng: p.rng,
             load: p.load,
             slot: p.slot,
+            slot_offset: p.slot_offset,
             start: p.start,
             stop: p.stop,
             frame: p.frame,
@@ -76,7 +86,18 @@ impl Source {
         }
         let k = geometric_failures(&mut self.rng, self.load);
         let slot = self.next_slot.checked_add(k)?;
-        let t = self.start.0.checked_add(slot.checked_mul(self.slot.0)?)?;
+        let offset = match self.slot_offset {
+            Some(o) => o.0,
+            None => {
+                use rand::RngExt;
+                self.rng.random_range(0..self.slot.0)
+            }
+        };
+        let t = self
+            .start
+            .0
+            .checked_add(slot.checked_mul(self.slot.0)?)?
+            .checked_add(offset)?;
         self.next_slot = slot;
         (t < self.stop.0).then_some(Time(t))
     }
@@ -129,6 +150,7 @@ mod tests {
             rng: stream(1, 1),
             load,
             slot: Time(1_200_000),
+            slot_offset: Some(Time::ZERO),
             start: Time::from_ms(5),
             stop: Time::from_ms(85),
             frame: 1500,
