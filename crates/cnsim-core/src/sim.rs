@@ -7,7 +7,7 @@
 //! (admission into the next output queue, or delivery at a host).
 
 use crate::engine::rng::{component_key, stream};
-use crate::engine::EventQueue;
+use crate::engine::{EventClass, EventQueue};
 use crate::flowctl::pause::{pause_duration, PauseEffect};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::frame::{Frame, FrameKind, PAUSE_FRAME_BYTES, XOFF_QUANTA};
@@ -52,6 +52,19 @@ enum Event {
     PauseExpire { port: u32, generation: u32 },
     PauseRefresh { port: u32, generation: u32 },
     SourceFire { source: u32 },
+}
+
+impl EventClass for Event {
+    /// On ties: departures free space first, then PAUSE takes effect, then
+    /// arrivals are admitted, then sources produce.
+    fn class(&self) -> u8 {
+        match self {
+            Event::TxDone { .. } => 0,
+            Event::PauseRx { .. } | Event::PauseExpire { .. } | Event::PauseRefresh { .. } => 1,
+            Event::Arrive { .. } => 2,
+            Event::SourceFire { .. } => 3,
+        }
+    }
 }
 
 struct SwitchState {

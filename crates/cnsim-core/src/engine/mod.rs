@@ -3,4 +3,4 @@
 pub mod queue;
 pub mod rng;
 
-pub use queue::EventQueue;
+pub use queue::{EventClass, EventQueue};

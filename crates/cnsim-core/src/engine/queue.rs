@@ -1,21 +1,28 @@
-//! The event queue: one binary heap ordered by (time, sequence number).
+//! The event queue: one binary heap ordered by (time, class, sequence number).
 //!
-//! The sequence number is assigned at scheduling time, so events at the same
-//! picosecond run in the order they were scheduled: ties are deterministic.
+//! Events at the same picosecond run by class first (so that, for example, a
+//! departure frees buffer space before a simultaneous arrival is admitted),
+//! then in the order they were scheduled: ties are deterministic.
 
 use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// Events say which class they belong to; lower classes run first on ties.
+pub trait EventClass {
+    fn class(&self) -> u8;
+}
+
 struct Entry<E> {
     time: Time,
+    class: u8,
     seq: u64,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.time == other.time && self.class == other.class && self.seq == other.seq
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -30,6 +37,7 @@ impl<E> Ord for Entry<E> {
         other
             .time
             .cmp(&self.time)
+            .then_with(|| other.class.cmp(&self.class))
             .then_with(|| other.seq.cmp(&self.seq))
     }
 }
@@ -39,13 +47,13 @@ pub struct EventQueue<E> {
     next_seq: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: EventClass> Default for EventQueue<E> {
     fn default() -> Self {
         Self::with_capacity(1024)
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: EventClass> EventQueue<E> {
     pub fn with_capacity(cap: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(cap),
@@ -56,7 +64,12 @@ impl<E> EventQueue<E> {
     pub fn schedule(&mut self, time: Time, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry {
+            time,
+            class: event.class(),
+            seq,
+            event,
+        });
     }
 
     pub fn pop(&mut self) -> Option<(Time, E)> {
@@ -84,6 +97,22 @@ impl<E> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl EventClass for char {
+        fn class(&self) -> u8 {
+            u8::from(self.is_uppercase())
+        }
+    }
+
+    #[test]
+    fn lower_classes_run_first_on_ties() {
+        let mut q = EventQueue::default();
+        q.schedule(Time(10), 'B');
+        q.schedule(Time(10), 'a');
+        q.schedule(Time(5), 'C');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['C', 'a', 'B']);
+    }
 
     #[test]
     fn pops_in_time_order_and_fifo_on_ties() {

@@ -228,7 +228,7 @@ mod tests {
         let text = "duration = \"1ms\"\n[[links]]\nbetween = [\"a\", \"b\"]\n\n[[links]]\nrate = \"10 Gbs\"\n";
         let loc = Locator::toml("x.toml", text);
         let e = loc.error(&FieldPath::root().key("links").index(1).key("rate"), "bad");
-        assert_eq!(e.line_col, Some((6, 1)));
-        assert_eq!(e.to_string(), "x.toml:6:1: links[1].rate: bad");
+        assert_eq!(e.line_col, Some((6, 8)));
+        assert_eq!(e.to_string(), "x.toml:6:8: links[1].rate: bad");
     }
 }

@@ -1,0 +1,90 @@
+#![allow(dead_code)]
+//! Helpers shared by the integration tests.
+
+use cnsim_core::scenario::{self, Format};
+use cnsim_core::{RunOptions, RunResult, Scenario};
+use std::path::PathBuf;
+
+pub fn repo_file(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+pub fn load_str(text: &str) -> Scenario {
+    scenario::load(text, "test.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn load_file(rel: &str, overrides: &[(&str, &str)]) -> Scenario {
+    let ov: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    scenario::load_file(&repo_file(rel), &ov).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn run(sc: &Scenario, seed: Option<u64>) -> RunResult {
+    cnsim_core::run(
+        sc,
+        &RunOptions {
+            seed,
+            progress: None,
+        },
+    )
+    .expect("run completes")
+}
+
+pub fn flow<'a>(r: &'a RunResult, name: &str) -> &'a cnsim_core::results::FlowSummary {
+    r.summary
+        .flows
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no flow {name}"))
+}
+
+pub fn queue<'a>(r: &'a RunResult, name: &str) -> &'a cnsim_core::results::QueueSummary {
+    r.summary
+        .queues
+        .iter()
+        .find(|q| q.name == name)
+        .unwrap_or_else(|| panic!("no queue {name}"))
+}
+
+/// Offered = delivered + dropped + still buffered or in flight, per flow.
+pub fn assert_conservation(r: &RunResult) {
+    for f in &r.summary.flows {
+        let c = &f.counters;
+        assert_eq!(
+            c.offered_bytes,
+            c.delivered_bytes + c.dropped_bytes + c.in_flight_bytes,
+            "bytes of flow {} are not conserved: {c:?}",
+            f.name
+        );
+        assert_eq!(
+            c.offered_frames,
+            c.delivered_frames + c.dropped_frames + c.in_flight_frames,
+            "frames of flow {}",
+            f.name
+        );
+    }
+    let queue_drops: u64 = r.summary.queues.iter().map(|q| q.drops_frames).sum();
+    assert_eq!(
+        queue_drops, r.summary.totals.dropped_frames,
+        "per-queue drops add up to per-flow drops"
+    );
+    let series_drops: u64 = r.series.queue_drops.iter().sum();
+    assert_eq!(
+        series_drops, queue_drops,
+        "binned drops add up to the counters"
+    );
+    let rx: u64 = r.series.flow_rx_bytes.iter().sum();
+    assert_eq!(
+        rx, r.summary.totals.delivered_bytes,
+        "binned deliveries add up"
+    );
+    let tx: u64 = r.series.flow_tx_bytes.iter().sum();
+    assert_eq!(
+        tx, r.summary.totals.offered_bytes,
+        "binned offered bytes add up"
+    );
+}

@@ -1,0 +1,93 @@
+//! Exact timing: serialization + propagation + switch latency, to the picosecond.
+
+mod common;
+use common::*;
+
+/// H1 -- SW -- H2, 10 Gb/s, 0.5 us links, 1 us switch latency. Sources sit
+/// on the slot grid (slot_offset = 0) so production times are known.
+fn line(source: &str) -> String {
+    format!(
+        r#"
+duration = "1ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us"
+[[switches]]
+name = "SW"
+latency = "1us"
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["SW", "H2"]
+[[sources]]
+host = "H1"
+to = "H2"
+slot_offset = "0ns"
+{source}
+"#
+    )
+}
+
+const SER: u64 = 1_200_000; // 1500 B at 10 Gb/s, ps
+const PROP: u64 = 500_000;
+const LAT: u64 = 1_000_000;
+
+#[test]
+fn a_single_frame_arrives_after_two_serializations_two_propagations_and_the_switch_latency() {
+    // load 1 with a stop one slot later: exactly one frame, produced at t = 0.
+    let r = run(&load_str(&line("load = 1.0\nstop = \"1.2us\"")), None);
+    let f = flow(&r, "H1->H2");
+    assert_eq!(f.counters.delivered_frames, 1);
+    let expected = 2 * SER + 2 * PROP + LAT; // 4.4 us
+    assert_eq!(f.counters.first_delivery_ps, expected);
+    assert_eq!(f.counters.latency_max_ps, expected);
+}
+
+#[test]
+fn back_to_back_frames_are_spaced_by_exactly_one_serialization_time() {
+    // A 9 KB transaction is six 1500 B frames queued at once at the host.
+    let r = run(
+        &load_str(&line(
+            "kind = \"transactions\"\ntransaction = \"9KB\"\nload = 1.0\nstop = \"7.2us\"",
+        )),
+        None,
+    );
+    let f = flow(&r, "H1->H2");
+    assert_eq!(f.counters.delivered_frames, 6);
+    let first = 2 * SER + 2 * PROP + LAT;
+    assert_eq!(f.counters.first_delivery_ps, first);
+    assert_eq!(f.counters.last_delivery_ps, first + 5 * SER);
+    assert_eq!(f.counters.latency_min_ps, first);
+    assert_eq!(f.counters.latency_max_ps, first + 5 * SER);
+}
+
+#[test]
+fn a_source_at_full_load_keeps_the_link_busy_without_queueing() {
+    // Five slots at load 1: frames produced every 1.2 us, each delivered 4.4 us later.
+    let r = run(&load_str(&line("load = 1.0\nstop = \"6us\"")), None);
+    let f = flow(&r, "H1->H2");
+    assert_eq!(f.counters.delivered_frames, 5);
+    let first = 2 * SER + 2 * PROP + LAT;
+    assert_eq!(f.counters.last_delivery_ps, first + 4 * SER);
+    assert_eq!(f.counters.latency_max_ps, first);
+    assert_eq!(queue(&r, "SW->H2").max_occupancy_bytes, 1500);
+}
+
+#[test]
+fn a_reduced_service_window_slows_the_link_into_the_host() {
+    // H2 drains at 1 Gb/s: the last hop takes 12 us instead of 1.2 us.
+    let text = line("load = 1.0\nstop = \"1.2us\"").replace(
+        "[[hosts]]\nname = \"H2\"",
+        "[[hosts]]\nname = \"H2\"\nservice = { rate = \"1Gbps\", start = \"0ms\", end = \"1ms\" }",
+    );
+    let r = run(&load_str(&text), None);
+    let f = flow(&r, "H1->H2");
+    assert_eq!(
+        f.counters.first_delivery_ps,
+        SER + 2 * PROP + LAT + 10 * SER
+    );
+}
