@@ -11,7 +11,9 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 fn scenario(rel: &str) -> Scenario {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel);
     cnsim_core::scenario::load_file(&path, &[]).expect("shipped scenario is valid")
 }
 
@@ -26,7 +28,9 @@ fn study_a(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("baseline/{variant}"));
         g.sample_size(20);
         g.throughput(Throughput::Elements(probe.summary.frame_hops));
-        g.bench_function("frame-hops", |b| b.iter(|| cnsim_core::run(black_box(&sc), &RunOptions::default()).unwrap()));
+        g.bench_function("frame-hops", |b| {
+            b.iter(|| cnsim_core::run(black_box(&sc), &RunOptions::default()).unwrap())
+        });
         g.finish();
     }
 }
@@ -56,7 +60,9 @@ fn event_queue(c: &mut Criterion) {
                 let mut x = 12345u64;
                 for _ in 0..100_000 {
                     let (t, e) = q.pop().unwrap();
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     q.schedule(Time(t.0 + 1 + (x >> 54)), e);
                 }
                 q

@@ -26,7 +26,10 @@ load = 0.5
 
 /// Replace `from` by `to` in the good scenario and return the error text.
 fn reject(from: &str, to: &str) -> String {
-    assert!(GOOD.contains(from), "test bug: '{from}' is not in the scenario");
+    assert!(
+        GOOD.contains(from),
+        "test bug: '{from}' is not in the scenario"
+    );
     let text = GOOD.replacen(from, to, 1);
     match scenario::load(&text, "bad.toml", Format::Toml, &[]) {
         Ok(_) => panic!("accepted a scenario with '{to}'"),
@@ -35,7 +38,10 @@ fn reject(from: &str, to: &str) -> String {
 }
 
 fn check(msg: &str, line: usize, parts: &[&str]) {
-    assert!(msg.starts_with(&format!("bad.toml:{line}:")), "wrong location in: {msg}");
+    assert!(
+        msg.starts_with(&format!("bad.toml:{line}:")),
+        "wrong location in: {msg}"
+    );
     for p in parts {
         assert!(msg.contains(p), "'{p}' missing from: {msg}");
     }
@@ -48,45 +54,89 @@ fn the_good_scenario_is_accepted() {
 
 #[test]
 fn bad_unit() {
-    check(&reject("rate = \"10Gbps\"", "rate = \"10 Gbs\""), 13, &["links[0].rate", "expected a rate like '10Gbps'", "found '10 Gbs'"]);
+    check(
+        &reject("rate = \"10Gbps\"", "rate = \"10 Gbs\""),
+        13,
+        &[
+            "links[0].rate",
+            "expected a rate like '10Gbps'",
+            "found '10 Gbs'",
+        ],
+    );
 }
 
 #[test]
 fn unknown_key_suggests_the_right_one() {
-    check(&reject("rate = \"10Gbps\"", "rat = \"10Gbps\""), 13, &["links[0]", "unknown field 'rat'", "did you mean 'rate'"]);
+    check(
+        &reject("rate = \"10Gbps\"", "rat = \"10Gbps\""),
+        13,
+        &["links[0]", "unknown field 'rat'", "did you mean 'rate'"],
+    );
 }
 
 #[test]
 fn negative_rate() {
-    check(&reject("rate = \"10Gbps\"", "rate = \"-10Gbps\""), 13, &["links[0].rate", "found '-10Gbps'"]);
+    check(
+        &reject("rate = \"10Gbps\"", "rate = \"-10Gbps\""),
+        13,
+        &["links[0].rate", "found '-10Gbps'"],
+    );
 }
 
 #[test]
 fn zero_rate() {
-    check(&reject("rate = \"10Gbps\"", "rate = \"0Gbps\""), 13, &["links[0].rate", "above zero"]);
+    check(
+        &reject("rate = \"10Gbps\"", "rate = \"0Gbps\""),
+        13,
+        &["links[0].rate", "above zero"],
+    );
 }
 
 #[test]
 fn xon_above_xoff() {
-    check(&reject("xon = \"130KB\"", "xon = \"145KB\""), 4, &["defaults.switch.pause.xon", "expected XON below XOFF (140000 B)", "found 145000 B"]);
+    check(
+        &reject("xon = \"130KB\"", "xon = \"145KB\""),
+        4,
+        &[
+            "defaults.switch.pause.xon",
+            "expected XON below XOFF (140000 B)",
+            "found 145000 B",
+        ],
+    );
 }
 
 #[test]
 fn threshold_above_the_buffer() {
-    check(&reject("xoff = \"140KB\"", "xoff = \"160KB\""), 4, &["defaults.switch.pause.xoff", "at most the buffer (150000 B)", "found 160000 B"]);
+    check(
+        &reject("xoff = \"140KB\"", "xoff = \"160KB\""),
+        4,
+        &[
+            "defaults.switch.pause.xoff",
+            "at most the buffer (150000 B)",
+            "found 160000 B",
+        ],
+    );
 }
 
 #[test]
 fn flow_to_an_unknown_host_suggests_a_name() {
-    check(&reject("to = \"B\"", "to = \"BB\""), 18, &["sources[0].to", "unknown host 'BB'", "did you mean 'B'"]);
+    check(
+        &reject("to = \"B\"", "to = \"BB\""),
+        18,
+        &["sources[0].to", "unknown host 'BB'", "did you mean 'B'"],
+    );
 }
 
 #[test]
 fn flow_to_an_unreachable_host() {
     // C hangs off a second switch that is not linked to the first.
     let island = "[[hosts]]\nname = \"C\"\n[[switches]]\nname = \"SW2\"\n[[links]]\nbetween = [\"C\", \"SW2\"]\n[[sources]]";
-    let text = GOOD.replacen("[[sources]]", island, 1).replace("to = \"B\"", "to = \"C\"");
-    let msg = scenario::load(&text, "bad.toml", Format::Toml, &[]).unwrap_err().to_string();
+    let text = GOOD
+        .replacen("[[sources]]", island, 1)
+        .replace("to = \"B\"", "to = \"C\"");
+    let msg = scenario::load(&text, "bad.toml", Format::Toml, &[])
+        .unwrap_err()
+        .to_string();
     check(&msg, 24, &["sources[0].to", "host 'A' cannot reach 'C'"]);
 }
 
@@ -99,90 +149,188 @@ fn empty_topology() {
 
 #[test]
 fn duplicate_names() {
-    check(&reject("name = \"B\"", "name = \"A\""), 10, &["hosts[1].name", "duplicate name 'A'"]);
+    check(
+        &reject("name = \"B\"", "name = \"A\""),
+        10,
+        &["hosts[1].name", "duplicate name 'A'"],
+    );
 }
 
 #[test]
 fn bad_toml_syntax() {
-    let e = scenario::load("duration = \"1ms\n[[hosts]]\n", "bad.toml", Format::Toml, &[]).unwrap_err();
+    let e = scenario::load(
+        "duration = \"1ms\n[[hosts]]\n",
+        "bad.toml",
+        Format::Toml,
+        &[],
+    )
+    .unwrap_err();
     assert!(e.to_string().starts_with("bad.toml:1:"), "{e}");
 }
 
 #[test]
 fn missing_required_field() {
-    check(&reject("duration = \"1ms\"", "bin = \"1us\""), 1, &["missing field 'duration'"]);
+    check(
+        &reject("duration = \"1ms\"", "bin = \"1us\""),
+        1,
+        &["missing field 'duration'"],
+    );
 }
 
 #[test]
 fn load_above_one() {
-    check(&reject("load = 0.5", "load = 1.5"), 19, &["sources[0].load", "expected a load in (0, 1]", "found 1.5"]);
+    check(
+        &reject("load = 0.5", "load = 1.5"),
+        19,
+        &["sources[0].load", "expected a load in (0, 1]", "found 1.5"],
+    );
 }
 
 #[test]
 fn wrong_type() {
-    check(&reject("load = 0.5", "load = \"half\""), 19, &["sources[0].load", "invalid type"]);
+    check(
+        &reject("load = 0.5", "load = \"half\""),
+        19,
+        &["sources[0].load", "invalid type"],
+    );
 }
 
 #[test]
 fn stop_before_start() {
-    check(&reject("load = 0.5", "load = 0.5\nstart = \"2ms\"\nstop = \"1ms\""), 21, &["sources[0].stop", "expected stop after start (2ms), found 1ms"]);
+    check(
+        &reject("load = 0.5", "load = 0.5\nstart = \"2ms\"\nstop = \"1ms\""),
+        21,
+        &[
+            "sources[0].stop",
+            "expected stop after start (2ms), found 1ms",
+        ],
+    );
 }
 
 #[test]
 fn host_with_two_links() {
-    let msg = reject("between = [\"SW\", \"B\"]", "between = [\"SW\", \"B\"]\n[[links]]\nbetween = [\"A\", \"B\"]");
-    check(&msg, 17, &["links[2].between[0]", "host 'A' already has a link"]);
+    let msg = reject(
+        "between = [\"SW\", \"B\"]",
+        "between = [\"SW\", \"B\"]\n[[links]]\nbetween = [\"A\", \"B\"]",
+    );
+    check(
+        &msg,
+        17,
+        &["links[2].between[0]", "host 'A' already has a link"],
+    );
 }
 
 #[test]
 fn unknown_enum_value_suggests_the_right_one() {
-    check(&reject("pause = { xoff", "pause = { mode = \"globl\", xoff"), 4, &["defaults.switch.pause.mode", "unknown variant 'globl'", "did you mean 'global'"]);
+    check(
+        &reject("pause = { xoff", "pause = { mode = \"globl\", xoff"),
+        4,
+        &[
+            "defaults.switch.pause.mode",
+            "unknown variant 'globl'",
+            "did you mean 'global'",
+        ],
+    );
 }
 
 #[test]
 fn disconnected_host() {
-    check(&reject("[[sources]]", "[[hosts]]\nname = \"LONELY\"\n[[sources]]"), 16, &["hosts[2]", "host 'LONELY' is not connected"]);
+    check(
+        &reject("[[sources]]", "[[hosts]]\nname = \"LONELY\"\n[[sources]]"),
+        16,
+        &["hosts[2]", "host 'LONELY' is not connected"],
+    );
 }
 
 #[test]
 fn source_to_itself() {
-    check(&reject("to = \"B\"", "to = \"A\""), 18, &["sources[0].to", "cannot send to its own host 'A'"]);
+    check(
+        &reject("to = \"B\"", "to = \"A\""),
+        18,
+        &["sources[0].to", "cannot send to its own host 'A'"],
+    );
 }
 
 #[test]
 fn unknown_plot_name() {
     let msg = reject("[[sources]]", "[plot]\nqueues = [\"SW->Q\"]\n[[sources]]");
-    check(&msg, 17, &["plot.queues[0]", "unknown queue (\"NODE->PEER\") 'SW->Q'"]);
+    check(
+        &msg,
+        17,
+        &["plot.queues[0]", "unknown queue (\"NODE->PEER\") 'SW->Q'"],
+    );
 }
 
 #[test]
 fn bad_override_path() {
-    let e = scenario::load(GOOD, "good.toml", Format::Toml, &[("switches[NOPE].latency".into(), "1us".into())]).unwrap_err();
-    assert!(e.to_string().contains("no entry of 'switches' is named 'NOPE'"), "{e}");
+    let e = scenario::load(
+        GOOD,
+        "good.toml",
+        Format::Toml,
+        &[("switches[NOPE].latency".into(), "1us".into())],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("no entry of 'switches' is named 'NOPE'"),
+        "{e}"
+    );
 }
 
 #[test]
 fn overrides_are_located_and_validated_like_the_file() {
-    let e = scenario::load(GOOD, "good.toml", Format::Toml, &[("links[0].rate".into(), "ten".into())]).unwrap_err();
-    assert!(e.to_string().contains("links[0].rate: expected a rate"), "{e}");
-    let ok = scenario::load(GOOD, "good.toml", Format::Toml, &[("switches[SW].latency".into(), "2us".into())]).unwrap();
+    let e = scenario::load(
+        GOOD,
+        "good.toml",
+        Format::Toml,
+        &[("links[0].rate".into(), "ten".into())],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("links[0].rate: expected a rate"),
+        "{e}"
+    );
+    let ok = scenario::load(
+        GOOD,
+        "good.toml",
+        Format::Toml,
+        &[("switches[SW].latency".into(), "2us".into())],
+    )
+    .unwrap();
     assert_eq!(ok.nodes[0].name, "SW");
     match &ok.nodes[0].kind {
-        cnsim_core::scenario::spec::NodeKind::Switch(s) => assert_eq!(s.latency, cnsim_core::units::Time::from_us(2)),
+        cnsim_core::scenario::spec::NodeKind::Switch(s) => {
+            assert_eq!(s.latency, cnsim_core::units::Time::from_us(2))
+        }
         _ => unreachable!(),
     }
 }
 
 #[test]
 fn json_input_names_the_field() {
-    let e = scenario::load(r#"{"duration": "1ms", "hosts": [{"name": "A", "colour": 1}]}"#, "<dict>", Format::Json, &[]).unwrap_err();
+    let e = scenario::load(
+        r#"{"duration": "1ms", "hosts": [{"name": "A", "colour": 1}]}"#,
+        "<dict>",
+        Format::Json,
+        &[],
+    )
+    .unwrap_err();
     assert!(e.to_string().starts_with("<dict>: hosts[0]"), "{e}");
     assert!(e.to_string().contains("unknown field 'colour'"), "{e}");
 }
 
 #[test]
 fn garbage_never_panics() {
-    for text in ["", "=", "[[[", "duration = 5", "duration = \"5\"", "[[links]]\nbetween = 3", "[plot]\nlinks = 1", "\u{0}\u{ffff}"] {
+    for text in [
+        "",
+        "=",
+        "[[[",
+        "duration = 5",
+        "duration = \"5\"",
+        "[[links]]\nbetween = 3",
+        "[plot]\nlinks = 1",
+        "\u{0}\u{ffff}",
+    ] {
         let _ = scenario::load(text, "x.toml", Format::Toml, &[]);
         let _ = scenario::load(text, "x.json", Format::Json, &[]);
     }

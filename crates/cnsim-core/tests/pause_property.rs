@@ -42,7 +42,11 @@ impl Case {
             ("per_input", "per_input", MTU + self.per_input_headroom())
         } else {
             // Every other input may keep feeding the congested output.
-            ("per_output", "global", MTU + (max_ports - 1) * self.per_input_headroom())
+            (
+                "per_output",
+                "global",
+                MTU + (max_ports - 1) * self.per_input_headroom(),
+            )
         };
         let xoff = BUFFER - headroom;
         let mut t = format!(
@@ -63,8 +67,14 @@ impl Case {
             t += &format!("[[links]]\nbetween = [\"SW{}\", \"SW{s}\"]\n", s - 1);
         }
         for (i, &(sw, dst, load)) in self.hosts.iter().enumerate() {
-            t += &format!("[[hosts]]\nname = \"H{i}\"\n[[links]]\nbetween = [\"H{i}\", \"SW{sw}\"]\n");
-            let dst = if dst == i { (dst + 1) % self.hosts.len() } else { dst };
+            t += &format!(
+                "[[hosts]]\nname = \"H{i}\"\n[[links]]\nbetween = [\"H{i}\", \"SW{sw}\"]\n"
+            );
+            let dst = if dst == i {
+                (dst + 1) % self.hosts.len()
+            } else {
+                dst
+            };
             t += &format!("[[sources]]\nhost = \"H{i}\"\nto = \"H{dst}\"\nload = {load}\n");
         }
         t
@@ -72,19 +82,29 @@ impl Case {
 }
 
 fn cases() -> impl Strategy<Value = Case> {
-    (1usize..=3, 0u64..2000, 0u64..2000, 0u64..3000, any::<bool>()).prop_flat_map(|(n_sw, d, l, r, per_input)| {
-        prop::collection::vec((0..n_sw, 0usize..6, 0.3f64..1.0), 3..=6).prop_map(move |hosts| {
-            let n = hosts.len();
-            Case {
-                n_switches: n_sw,
-                hosts: hosts.into_iter().map(|(s, dst, load)| (s, dst % n, (load * 100.0).round() / 100.0)).collect(),
-                delay_ns: d,
-                latency_ns: l,
-                response_ns: r,
-                per_input,
-            }
+    (
+        1usize..=3,
+        0u64..2000,
+        0u64..2000,
+        0u64..3000,
+        any::<bool>(),
+    )
+        .prop_flat_map(|(n_sw, d, l, r, per_input)| {
+            prop::collection::vec((0..n_sw, 0usize..6, 0.3f64..1.0), 3..=6).prop_map(move |hosts| {
+                let n = hosts.len();
+                Case {
+                    n_switches: n_sw,
+                    hosts: hosts
+                        .into_iter()
+                        .map(|(s, dst, load)| (s, dst % n, (load * 100.0).round() / 100.0))
+                        .collect(),
+                    delay_ns: d,
+                    latency_ns: l,
+                    response_ns: r,
+                    per_input,
+                }
+            })
         })
-    })
 }
 
 proptest! {
@@ -120,7 +140,10 @@ fn the_generator_makes_congested_cases() {
     let r = run(&load_str(&case.toml()), Some(1));
     assert!(r.summary.totals.pause_frames_sent > 0);
     assert_eq!(r.summary.totals.dropped_frames, 0);
-    let tight = Case { per_input: true, ..case };
+    let tight = Case {
+        per_input: true,
+        ..case
+    };
     let r = run(&load_str(&tight.toml()), Some(1));
     assert!(r.summary.totals.pause_frames_sent > 0);
     assert_eq!(r.summary.totals.dropped_frames, 0);
