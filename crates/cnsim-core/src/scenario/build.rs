@@ -370,13 +370,13 @@ impl<'a> Builder<'a> {
         }
         match (mode, buffer) {
             (PauseMode::Global, BufferModel::PerOutput { bytes })
-            | (PauseMode::PerInput, BufferModel::PerInput { bytes }) => {
-                if xoff > bytes {
-                    return Err(self.err(
-                        &pp.key("xoff"),
-                        format!("expected XOFF at most the buffer ({bytes} B), found {xoff} B"),
-                    ));
-                }
+            | (PauseMode::PerInput, BufferModel::PerInput { bytes })
+                if xoff > bytes =>
+            {
+                return Err(self.err(
+                    &pp.key("xoff"),
+                    format!("expected XOFF at most the buffer ({bytes} B), found {xoff} B"),
+                ));
             }
             (PauseMode::Global, BufferModel::PerInput { .. }) => {
                 return Err(self.err(&pp.key("mode"), "global PAUSE watches output buffers; with buffer_model = \"per_input\" use mode = \"per_input\""));
