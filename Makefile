@@ -57,8 +57,12 @@ demo: build
 
 test: test-rust test-python
 
-test-rust:
-	cargo test --workspace --release
+# Runs after the extension build and reuses maturin's PyO3 configuration
+# file when there is one, so cargo and maturin do not rebuild pyo3 for each
+# other. The cdylib crate builds and links fine under cargo test.
+test-rust: build
+	cfg=$$(ls $(CURDIR)/target/maturin/pyo3-config-*.txt 2>/dev/null | head -n 1); \
+	env $${cfg:+PYO3_CONFIG_FILE=$$cfg} cargo test --workspace --release
 
 test-python: build $(VENV)/.stamp-test-deps
 	$(BIN)/pytest -q tests

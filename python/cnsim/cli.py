@@ -61,11 +61,11 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("file", type=str)
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=None, help="Run seed (default: the scenario's).")
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Result directory (default: results/<scenario name>).",
 )
@@ -95,7 +95,7 @@ def run(file: str, seed: int | None, out: Path | None, sets: tuple[str, ...], ma
 
 
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("file", type=str)
 @SET_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the resolved scenario as JSON.")
 def validate(file: str, sets: tuple[str, ...], as_json: bool) -> None:
@@ -117,7 +117,7 @@ def validate(file: str, sets: tuple[str, ...], as_json: bool) -> None:
 @click.argument("result_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Figure directory (default: RESULT_DIR/figures for one result, <common parent>/compare for several).",
 )
@@ -157,8 +157,12 @@ def _main(argv: list[str] | None) -> int:
         return rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except click.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        _error(f"{exc.format_message()}{hint}")
+        return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        _error(exc.format_message())
         return exc.exit_code
     except (click.Abort, KeyboardInterrupt):
         _error("interrupted")
@@ -224,9 +228,14 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 1e-12:.4g} ps"
 
 
-def _safe_dirname(name: str) -> str:
-    cleaned = "".join(c if (c.isalnum() or c in "-_.") else "_" for c in name).strip("._")
-    return cleaned or "run"
+def _safe_dirname(name: str) -> Path:
+    """A relative path from a scenario name; '/' separates folders ("baseline/no_cm")."""
+    parts = []
+    for part in name.split("/"):
+        cleaned = "".join(c if (c.isalnum() or c in "-_.") else "_" for c in part).strip(".")
+        if cleaned:
+            parts.append(cleaned)
+    return Path(*parts) if parts else Path("run")
 
 
 def _relative_if_possible(path: Path) -> Path:

@@ -1,0 +1,117 @@
+"""Saving and loading result directories."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import cnsim
+from cnsim.results import TABLES, ResultError
+
+from conftest import NO_CM
+
+
+@pytest.fixture(scope="module")
+def result() -> cnsim.Result:
+    return cnsim.run(NO_CM, seed=5, duration="10ms")
+
+
+def test_save_load_round_trip(result, tmp_path):
+    path = result.save(tmp_path / "run")
+    assert sorted(p.name for p in path.iterdir()) == sorted(["summary.json"] + [f"{t}.parquet" for t in TABLES])
+    loaded = cnsim.Result.load(path)
+    assert loaded.path == path
+    assert loaded.summary == result.summary
+    for name in TABLES:
+        pd.testing.assert_frame_equal(getattr(loaded, name), getattr(result, name), obj=name)
+    assert loaded.equals(result, ignore_timing=False)
+
+
+def test_summary_json_is_plain_json(result, tmp_path):
+    result.save(tmp_path / "run")
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["scenario_file"] == str(NO_CM)
+    assert summary["bin_s"] == result.bin_s
+
+
+def test_save_replaces_an_old_result(result, tmp_path):
+    target = tmp_path / "run"
+    result.save(target)
+    (target / "figures").mkdir()
+    (target / "figures" / "stale.png").write_bytes(b"old")
+    result.save(target)
+    assert not (target / "figures").exists()
+    assert cnsim.Result.load(target).equals(result)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no temp or old dirs left
+
+
+def test_save_into_nested_new_dirs(result, tmp_path):
+    path = result.save(tmp_path / "a" / "b" / "c")
+    assert (path / "summary.json").is_file()
+
+
+def test_interrupted_save_leaves_nothing_that_looks_complete(result, tmp_path, monkeypatch):
+    target = tmp_path / "run"
+    calls = {"n": 0}
+    real = pd.DataFrame.to_parquet
+
+    def flaky(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("disk full")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", flaky)
+    with pytest.raises(OSError, match="disk full"):
+        result.save(target)
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupted_save_keeps_the_previous_result(result, tmp_path, monkeypatch):
+    target = tmp_path / "run"
+    result.save(target)
+    before = (target / "summary.json").read_text()
+
+    def broken(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", broken)
+    with pytest.raises(KeyboardInterrupt):
+        result.save(target)
+    assert (target / "summary.json").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_refuses_to_replace_other_things(result, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(ResultError, match="refusing"):
+        result.save(other)
+    assert (other / "notes.txt").read_text() == "mine"
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(ResultError):
+        result.save(a_file)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result.save(empty)
+    assert (empty / "summary.json").is_file()
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(ResultError, match="no such result"):
+        cnsim.Result.load(tmp_path / "missing")
+    with pytest.raises(ResultError, match="not a cnsim result"):
+        cnsim.Result.load(tmp_path)
+    (tmp_path / "summary.json").write_text("{}")
+    with pytest.raises(ResultError, match="incomplete"):
+        cnsim.Result.load(tmp_path)
+
+
+def test_repr(result):
+    text = repr(result)
+    assert result.name in text and "seed=5" in text
