@@ -320,7 +320,7 @@ impl Simulator {
         }
         if let Some(f) = p.queue.front() {
             p.tx = TxState::Data;
-            let done = now + p.rate_at(now).tx_time(f.size as u64);
+            let done = now + p.tx_time(now, f.size as u64);
             self.events.schedule(done, Event::TxDone { port });
         }
     }
