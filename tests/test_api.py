@@ -147,6 +147,15 @@ def test_overrides_by_keyword_and_by_path():
     assert "duration" in scenario  # the file itself is not changed
 
 
+def test_set_selects_entries_by_name_and_index():
+    res = cnsim.run(NO_CM, seed=1, duration="20ms", set={"switches[CORE].buffer": "50KB", "sources[4].load": 0.1})
+    queues = res.queues.set_index("name")
+    kib = 1024  # the baseline study reads KB as KiB
+    assert 45 * kib < queues.loc["CORE->S1", "max_occupancy_bytes"] <= 50 * kib
+    innocent = res.flows.set_index("name").loc["CR1->S2"]
+    assert innocent["offered_gbps"] == pytest.approx(1.0, rel=0.15)
+
+
 def test_validate_returns_the_resolved_scenario():
     v = cnsim.validate(NO_CM)
     for key in ("name", "duration_s", "seed", "bin_s", "nodes", "links", "flows", "queues", "plot"):

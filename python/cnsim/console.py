@@ -60,23 +60,23 @@ def queue_table(result: Result) -> Table | None:
     if q.empty:
         return None
     mask = pd.Series(False, index=q.index)
-    for column in ("drops_frames", "pause_frames_sent"):
+    for column in ("drops_frames", "pause_frames_sent", "paused_time_s"):
         if column in q:
             mask |= q[column].fillna(0) > 0
     busy = q[mask]
     if busy.empty:
         return None
-    table = Table(title="Queues with drops or pauses", title_justify="left", show_edge=False, pad_edge=False)
+    table = Table(title="Queues with drops or PAUSE (sent or received)", title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("queue")
     table.add_column("drops (frames)", justify="right")
-    table.add_column("max occupancy (KB)", justify="right")
+    table.add_column("max occupancy (B)", justify="right")
     table.add_column("pause frames sent", justify="right")
     table.add_column("paused (ms)", justify="right")
     for row in busy.to_dict("records"):
         table.add_row(
             escape(str(row["name"])),
             _int(row.get("drops_frames")),
-            f"{(row.get('max_occupancy_bytes') or 0) / 1000:.1f}",
+            _int(row.get("max_occupancy_bytes")),
             _int(row.get("pause_frames_sent")),
             f"{(row.get('paused_time_s') or 0.0) * 1e3:.3f}",
         )
