@@ -91,3 +91,37 @@ fn a_reduced_service_window_slows_the_link_into_the_host() {
         SER + 2 * PROP + LAT + 10 * SER
     );
 }
+
+#[test]
+fn pause_takes_wire_time_propagation_and_response_time_and_lets_the_frame_on_the_wire_finish() {
+    // XOFF as soon as one frame sits in SW's queue toward a 1 Gb/s sink; XON when it is empty.
+    let text = line("load = 1.0")
+        .replace("duration = \"1ms\"", "duration = \"66us\"")
+        .replace(
+            "latency = \"1us\"",
+            "latency = \"1us\"\nbuffer = \"150KB\"\npause = { mode = \"global\", xoff = \"1500B\", xon = \"0B\" }",
+        )
+        .replace("name = \"H1\"", "name = \"H1\"\nresponse_time = \"2us\"")
+        .replace("name = \"H2\"", "name = \"H2\"\nservice = { rate = \"1Gbps\" }");
+    let r = run(&load_str(&text), None);
+    // Frame 1 reaches SW's queue at 1.2 + 0.5 + 1 = 2.7 us: XOFF. The 64 B PAUSE
+    // frame takes 51.2 ns, 0.5 us on the wire and 2 us of H1's response:
+    // H1 holds from 5.2512 us, after finishing frame 5 (4.8..6.0 us).
+    // SW drains its 5 frames at 1 Gb/s (12 us each) from 2.7 us: empty at
+    // 62.7 us: XON, effective at 65.2512 us.
+    let h1 = queue(&r, "H1->SW");
+    assert_eq!(h1.tx_bytes, 5 * 1500, "five frames left H1 before it held");
+    assert_eq!(
+        (h1.paused_time_s * 1e12).round() as u64,
+        60_000_000,
+        "paused for exactly 60 us"
+    );
+    let sw = queue(&r, "SW->H1");
+    assert_eq!((sw.xoff_sent, sw.pause_frames_sent), (1, 2));
+    assert_eq!(
+        queue(&r, "SW->H2").pause_frames_sent,
+        0,
+        "no PAUSE toward the congested output itself"
+    );
+    assert_eq!(flow(&r, "H1->H2").counters.delivered_frames, 5);
+}
