@@ -229,7 +229,7 @@ def _run_core(
             if not worker.is_alive():
                 break
             if bar is None and time.monotonic() - started > PROGRESS_DELAY_S:
-                bar = _ProgressBar()
+                bar = _ProgressBar(handle, started)
             if bar is not None:
                 bar.update(handle)
     except KeyboardInterrupt:
@@ -247,28 +247,35 @@ def _run_core(
 class _ProgressBar:
     """A rich progress bar on stderr showing simulated time reached."""
 
-    def __init__(self) -> None:
+    def __init__(self, handle: Any, started: float) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, Progress, TextColumn
 
+        self._started = started
         self._progress = Progress(
             TextColumn("simulating"),
             BarColumn(),
             TextColumn("{task.fields[sim]}"),
             TextColumn("{task.fields[events]} events"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            TextColumn("{task.fields[wall]}"),
             console=Console(stderr=True),
             transient=True,
         )
-        self._task = self._progress.add_task("run", total=None, sim="", events="0")
+        self._task = self._progress.add_task("run", total=None, sim="", events="0", wall="")
+        self.update(handle)
         self._progress.start()
 
     def update(self, handle: Any) -> None:
         total = handle.duration_s or None
         done = handle.sim_time_s
-        sim = f"{done * 1e3:.3f} / {total * 1e3:g} ms" if total else ""
-        self._progress.update(self._task, total=total, completed=done, sim=sim, events=f"{handle.events:,}")
+        sim = f"{done * 1e3:.1f} / {total * 1e3:g} ms" if total else ""
+        wall = time.monotonic() - self._started
+        eta = ""
+        if total and done > 0:
+            eta = f", ~{max(wall * (total - done) / done, 0.0):.0f} s left"
+        self._progress.update(
+            self._task, total=total, completed=done, sim=sim, events=f"{handle.events:,}", wall=f"{wall:.0f} s{eta}"
+        )
 
     def close(self) -> None:
         self._progress.stop()

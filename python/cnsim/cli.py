@@ -109,6 +109,8 @@ def validate(file: str, sets: tuple[str, ...], as_json: bool) -> None:
     n_nodes = len(resolved.get("nodes", []))
     n_links = len(resolved.get("links", []))
     n_flows = len(resolved.get("flows", []))
+    from .console import format_seconds
+
     duration = format_seconds(float(resolved.get("duration_s", 0.0)))
     click.echo(f"{file}: ok — {n_nodes} nodes, {n_links} links, {n_flows} flows, duration {duration}")
 
@@ -216,16 +218,6 @@ def _maybe_traceback(debug: bool) -> None:
 
 
 # --------------------------------------------------------------------------- formatting helpers
-
-
-def format_seconds(seconds: float) -> str:
-    """Human-readable duration: 100 ms, 2.5 s, 500 us."""
-    if seconds == 0:
-        return "0 s"
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.4g} {unit}"
-    return f"{seconds / 1e-12:.4g} ps"
 
 
 def _safe_dirname(name: str) -> Path:

@@ -18,8 +18,8 @@ def print_run_report(result: Result, out: Path, figures: Sequence[Path] = (), co
     console = console or Console(soft_wrap=True)
     s = result.summary
     console.print(
-        f"[bold]{escape(result.name)}[/bold]  seed {result.seed}  ·  {_ms(result.duration_s)} simulated  ·  "
-        f"bins of {_us(result.bin_s)}"
+        f"[bold]{escape(result.name)}[/bold]  seed {result.seed}  ·  {format_seconds(result.duration_s)} simulated  ·  "
+        f"bins of {format_seconds(result.bin_s)}"
     )
     console.print(flow_table(result))
     queues = queue_table(result)
@@ -105,9 +105,11 @@ def _int(value: Any) -> str:
         return str(value)
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:g} ms"
-
-
-def _us(seconds: float) -> str:
-    return f"{seconds * 1e6:g} µs"
+def format_seconds(seconds: float) -> str:
+    """Human-readable duration: 100 ms, 2.5 s, 500 µs."""
+    if seconds == 0:
+        return "0 s"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.4g} {unit}"
+    return f"{seconds / 1e-12:.4g} ps"
