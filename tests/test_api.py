@@ -111,6 +111,7 @@ def test_baseline_congests_the_core_without_cm(no_cm):
 
 def test_pause_variant_has_no_drops_and_sends_pauses():
     res = cnsim.run(PAUSE, seed=1, **FAST)
+    test_conservation(res)
     assert res.summary["totals"]["dropped_frames"] == 0
     assert res.summary["totals"]["pause_frames_sent"] > 0
     assert (res.queues["pause_frames_sent"] > 0).any()
