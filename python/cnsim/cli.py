@@ -15,7 +15,6 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -71,9 +70,18 @@ def cli() -> None:
 )
 @SET_OPTION
 @click.option("--plot", "make_plots", is_flag=True, help="Also draw figures into <out>/figures.")
-@click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True, help="Figure format for --plot.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["png", "svg"]),
+    default="png",
+    show_default=True,
+    help="Figure format for --plot.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
-def run(file: str, seed: int | None, out: Path | None, sets: tuple[str, ...], make_plots: bool, fmt: str, quiet: bool) -> None:
+def run(
+    file: str, seed: int | None, out: Path | None, sets: tuple[str, ...], make_plots: bool, fmt: str, quiet: bool
+) -> None:
     """Run the scenario FILE and save its results."""
     from . import api
 

@@ -66,7 +66,9 @@ def queue_table(result: Result) -> Table | None:
     busy = q[mask]
     if busy.empty:
         return None
-    table = Table(title="Queues with drops or PAUSE (sent or received)", title_justify="left", show_edge=False, pad_edge=False)
+    table = Table(
+        title="Queues with drops or PAUSE (sent or received)", title_justify="left", show_edge=False, pad_edge=False
+    )
     table.add_column("queue")
     table.add_column("drops (frames)", justify="right")
     table.add_column("max occupancy (B)", justify="right")
