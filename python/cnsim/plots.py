@@ -63,7 +63,7 @@ def plot(
     views = [
         ("throughput_links", "links", _link_series, "throughput (Gb/s)", "Link throughput"),
         ("throughput_flows", "flows", _flow_series, "delivered throughput (Gb/s)", "Flow throughput"),
-        ("queue_occupancy", "queues", _queue_series, "mean occupancy (KB)", "Queue occupancy"),
+        ("queue_occupancy", "queues", _queue_series, "mean occupancy (KB = 1000 B)", "Queue occupancy"),
     ]
     for filename, kind, series, ylabel, title in views:
         items = _items(results, kind)

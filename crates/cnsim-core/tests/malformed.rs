@@ -335,3 +335,26 @@ fn garbage_never_panics() {
         let _ = scenario::load(text, "x.json", Format::Json, &[]);
     }
 }
+
+#[test]
+fn overrides_select_sources_by_their_derived_name() {
+    let sc = scenario::load(
+        GOOD,
+        "good.toml",
+        Format::Toml,
+        &[("sources[A->B].load".into(), "0.25".into())],
+    )
+    .unwrap();
+    assert_eq!(sc.sources[0].name, "A->B");
+    assert_eq!(sc.sources[0].load, 0.25);
+    let json = r#"{"duration": "1ms", "switches": [{"name": "SW"}], "hosts": [{"name": "A"}, {"name": "B"}],
+        "links": [{"between": ["A", "SW"]}, {"between": ["SW", "B"]}], "sources": [{"host": "A", "to": "B", "load": 0.5}]}"#;
+    let sc = scenario::load(
+        json,
+        "<dict>",
+        Format::Json,
+        &[("sources[A->B].load".into(), "0.75".into())],
+    )
+    .unwrap();
+    assert_eq!(sc.sources[0].load, 0.75);
+}

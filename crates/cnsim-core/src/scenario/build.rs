@@ -815,10 +815,10 @@ impl<'a> Builder<'a> {
                     ..e
                 })?),
             };
+            let single = (dsts.len() == 1).then(|| nodes[dsts[0]].name.as_str());
             let name = match &s.name {
                 Some(n) => n.clone(),
-                None if dsts.len() == 1 => format!("{}->{}", host_name, nodes[dsts[0]].name),
-                None => host_name.clone(),
+                None => default_source_name(host_name, single),
             };
             if let Some(first) = names.insert(name.clone(), i) {
                 let np = if s.name.is_some() {
@@ -894,6 +894,15 @@ impl<'a> Builder<'a> {
             flows: plot.flows.clone(),
             queues: plot.queues.clone(),
         })
+    }
+}
+
+/// A source without a `name` is called "HOST->DST" when it has one
+/// destination and "HOST" otherwise.
+pub fn default_source_name(host: &str, single_destination: Option<&str>) -> String {
+    match single_destination {
+        Some(d) => format!("{host}->{d}"),
+        None => host.to_string(),
     }
 }
 

@@ -158,15 +158,25 @@ fn set_in_table(
 }
 
 fn element_name(item: &toml_edit::Item, i: usize) -> Option<String> {
-    match item {
-        toml_edit::Item::ArrayOfTables(a) => a.get(i)?.get("name")?.as_str().map(str::to_string),
-        toml_edit::Item::Value(toml_edit::Value::Array(a)) => a
-            .get(i)?
-            .as_inline_table()?
-            .get("name")?
-            .as_str()
-            .map(str::to_string),
-        _ => None,
+    let table: &dyn toml_edit::TableLike = match item {
+        toml_edit::Item::ArrayOfTables(a) => a.get(i)?,
+        toml_edit::Item::Value(toml_edit::Value::Array(a)) => a.get(i)?.as_inline_table()?,
+        _ => return None,
+    };
+    let field = |k: &str| table.get(k).and_then(|v| v.as_str());
+    entry_name(field("name"), field("host"), field("to"))
+}
+
+/// The name an array entry goes by: its `name`, or for a source without
+/// one the name validation gives it.
+fn entry_name(name: Option<&str>, host: Option<&str>, to: Option<&str>) -> Option<String> {
+    match (name, host) {
+        (Some(n), _) => Some(n.to_string()),
+        (None, Some(h)) => Some(super::build::default_source_name(
+            h,
+            to.filter(|t| *t != "*"),
+        )),
+        (None, None) => None,
     }
 }
 
@@ -246,7 +256,11 @@ fn set_json(
                 }
                 Step::Named(name) => arr
                     .iter()
-                    .position(|e| e.get("name").and_then(Value::as_str) == Some(name.as_str()))
+                    .position(|e| {
+                        let field = |k: &str| e.get(k).and_then(Value::as_str);
+                        entry_name(field("name"), field("host"), field("to")).as_deref()
+                            == Some(name.as_str())
+                    })
                     .ok_or_else(|| fail(key, format!("no entry named '{name}'")))?,
                 Step::Key(_) => unreachable!(),
             };
