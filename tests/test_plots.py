@@ -74,7 +74,7 @@ def test_plot_labels_axes_with_units(result, tmp_path):
     finally:
         plots._save = real_save
     assert ("time (ms)", "throughput (Gb/s)") in seen["throughput_links"]
-    assert any(y == "mean occupancy (KB)" for _, y in seen["queue_occupancy"])
+    assert any(y == "mean occupancy (KB = 1000 B)" for _, y in seen["queue_occupancy"])
     assert any("Gb/s" in y for _, y in seen["throughput_flows"])
     assert seen["drops"] == [("", "frames dropped")]
     assert plt.get_fignums() == []  # figures are closed
