@@ -6,8 +6,10 @@ use crate::units::Time;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+/// Where the frames of a flow (or of all flows) went. Offered = delivered +
+/// dropped + in flight at the end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct FlowCounters {
+pub struct Volume {
     pub offered_frames: u64,
     pub offered_bytes: u64,
     pub delivered_frames: u64,
@@ -16,6 +18,39 @@ pub struct FlowCounters {
     pub dropped_bytes: u64,
     pub in_flight_frames: u64,
     pub in_flight_bytes: u64,
+}
+
+impl Volume {
+    #[inline]
+    pub fn offer(&mut self, bytes: u64) {
+        self.offered_frames += 1;
+        self.offered_bytes += bytes;
+    }
+    #[inline]
+    pub fn drop_frame(&mut self, bytes: u64) {
+        self.dropped_frames += 1;
+        self.dropped_bytes += bytes;
+    }
+    pub fn in_flight(&mut self, bytes: u64) {
+        self.in_flight_frames += 1;
+        self.in_flight_bytes += bytes;
+    }
+    pub fn add(&mut self, o: &Volume) {
+        self.offered_frames += o.offered_frames;
+        self.offered_bytes += o.offered_bytes;
+        self.delivered_frames += o.delivered_frames;
+        self.delivered_bytes += o.delivered_bytes;
+        self.dropped_frames += o.dropped_frames;
+        self.dropped_bytes += o.dropped_bytes;
+        self.in_flight_frames += o.in_flight_frames;
+        self.in_flight_bytes += o.in_flight_bytes;
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FlowCounters {
+    #[serde(flatten)]
+    pub volume: Volume,
     /// Times of the first and last delivery, picoseconds (0 if none).
     pub first_delivery_ps: u64,
     pub last_delivery_ps: u64,
@@ -29,12 +64,12 @@ impl FlowCounters {
     #[inline]
     pub fn deliver(&mut self, now: Time, created: Time, bytes: u64) {
         let latency = (now - created).0;
-        if self.delivered_frames == 0 {
+        if self.volume.delivered_frames == 0 {
             self.first_delivery_ps = now.0;
             self.latency_min_ps = latency;
         }
-        self.delivered_frames += 1;
-        self.delivered_bytes += bytes;
+        self.volume.delivered_frames += 1;
+        self.volume.delivered_bytes += bytes;
         self.last_delivery_ps = now.0;
         self.latency_min_ps = self.latency_min_ps.min(latency);
         self.latency_max_ps = self.latency_max_ps.max(latency);
@@ -94,14 +129,8 @@ pub struct QueueSummary {
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Totals {
-    pub offered_frames: u64,
-    pub offered_bytes: u64,
-    pub delivered_frames: u64,
-    pub delivered_bytes: u64,
-    pub dropped_frames: u64,
-    pub dropped_bytes: u64,
-    pub in_flight_frames: u64,
-    pub in_flight_bytes: u64,
+    #[serde(flatten)]
+    pub volume: Volume,
     pub pause_frames_sent: u64,
 }
 
@@ -156,14 +185,7 @@ impl RunResult {
         let wall_s = wall.as_secs_f64();
         let mut totals = Totals::default();
         for f in &flows {
-            totals.offered_frames += f.offered_frames;
-            totals.offered_bytes += f.offered_bytes;
-            totals.delivered_frames += f.delivered_frames;
-            totals.delivered_bytes += f.delivered_bytes;
-            totals.dropped_frames += f.dropped_frames;
-            totals.dropped_bytes += f.dropped_bytes;
-            totals.in_flight_frames += f.in_flight_frames;
-            totals.in_flight_bytes += f.in_flight_bytes;
+            totals.volume.add(&f.volume);
         }
         totals.pause_frames_sent = queues.iter().map(|q| q.pause_frames_sent).sum();
         let flow_summaries = flow_specs

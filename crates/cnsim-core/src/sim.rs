@@ -410,8 +410,7 @@ impl Simulator {
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
         if !fits {
             let f = &mut self.flows[frame.flow as usize];
-            f.dropped_frames += 1;
-            f.dropped_bytes += size;
+            f.volume.drop_frame(size);
             let q = &mut self.queues[out as usize];
             q.drops_frames += 1;
             q.drops_bytes += size;
@@ -543,8 +542,7 @@ impl Simulator {
             let occ = p.occupancy;
             self.sources[s as usize].consume(size);
             let f = &mut self.flows[flow as usize];
-            f.offered_frames += 1;
-            f.offered_bytes += size as u64;
+            f.volume.offer(size as u64);
             self.flow_tx.add(flow as usize, now, size as u64);
             let q = &mut self.queues[port as usize];
             q.max_occupancy = q.max_occupancy.max(occ);
@@ -594,14 +592,14 @@ impl Simulator {
         // Frames still buffered or on their way at the end.
         for p in &self.ports {
             for f in &p.queue {
-                self.flows[f.flow as usize].in_flight_frames += 1;
-                self.flows[f.flow as usize].in_flight_bytes += f.size as u64;
+                self.flows[f.flow as usize].volume.in_flight(f.size as u64);
             }
         }
         for ev in self.events.iter() {
             if let Event::Arrive { frame, .. } = ev {
-                self.flows[frame.flow as usize].in_flight_frames += 1;
-                self.flows[frame.flow as usize].in_flight_bytes += frame.size as u64;
+                self.flows[frame.flow as usize]
+                    .volume
+                    .in_flight(frame.size as u64);
             }
         }
         for (i, p) in self.ports.iter().enumerate() {

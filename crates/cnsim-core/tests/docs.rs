@@ -12,5 +12,5 @@ fn the_documented_example_is_valid_and_runs() {
     assert_eq!(sc.name, "baseline/pause");
     let r = run(&sc, None);
     assert_conservation(&r);
-    assert!(r.summary.totals.delivered_frames > 0);
+    assert!(r.summary.totals.volume.delivered_frames > 0);
 }

@@ -42,7 +42,7 @@ fn per_input_pause_holds_only_the_input_that_fills_its_partition() {
     let sw = "buffer_model = \"per_input\"\nbuffer = \"150KB\"\npause = { mode = \"per_input\", xoff = \"120KB\", xon = \"100KB\" }";
     let r = run(&load_str(&star(sw, SLOW_SINK, TWO_SOURCES)), Some(1));
     assert_conservation(&r);
-    assert_eq!(r.summary.totals.dropped_frames, 0);
+    assert_eq!(r.summary.totals.volume.dropped_frames, 0);
     assert!(queue(&r, "A->SW").paused_time_s > 1e-3, "A is paused");
     assert_eq!(queue(&r, "B->SW").paused_time_s, 0.0, "B is not");
     assert!(queue(&r, "SW->A").xoff_sent > 0);
@@ -54,7 +54,7 @@ fn per_input_partitions_drop_without_pause() {
     let sw = "buffer_model = \"per_input\"\nbuffer = \"30KB\"";
     let r = run(&load_str(&star(sw, SLOW_SINK, TWO_SOURCES)), Some(1));
     assert_conservation(&r);
-    assert!(flow(&r, "A->S").counters.dropped_frames > 0);
+    assert!(flow(&r, "A->S").counters.volume.dropped_frames > 0);
     // The slow output holds at most the two partitions.
     assert!(queue(&r, "SW->S").max_occupancy_bytes <= 60_000);
 }
@@ -79,7 +79,7 @@ fn egress_watermarks_stop_and_resume_the_source() {
     let sw = "buffer = \"150KB\"\npause = { xoff = \"100KB\", xon = \"80KB\" }";
     let hosts = format!("{SLOW_SINK}\n[defaults.host]\negress = \"150KB\"\negress_high = \"60KB\"\negress_low = \"30KB\"\n");
     let r = run(&load_str(&star(sw, &hosts, TWO_SOURCES)), Some(1));
-    assert_eq!(r.summary.totals.dropped_frames, 0);
+    assert_eq!(r.summary.totals.volume.dropped_frames, 0);
     let a = queue(&r, "A->SW");
     assert!(
         a.max_occupancy_bytes >= 60_000 && a.max_occupancy_bytes < 61_500,
@@ -87,7 +87,7 @@ fn egress_watermarks_stop_and_resume_the_source() {
         a.max_occupancy_bytes
     );
     // While stopped A offers less than its 10 Gb/s.
-    assert!(flow(&r, "A->S").counters.offered_bytes < 10_000_000_000 / 8 * 2 / 1000 / 2);
+    assert!(flow(&r, "A->S").counters.volume.offered_bytes < 10_000_000_000 / 8 * 2 / 1000 / 2);
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn an_unlimited_egress_never_stops_its_source() {
     let src = "[[sources]]\nhost = \"A\"\nto = \"S\"\nload = 1.0\nslot_offset = \"0ns\"\n";
     let r = run(&load_str(&star(sw, SLOW_SINK, src)), Some(1));
     // Every one of the 2 ms / 1.2 us slots produced a frame.
-    assert_eq!(flow(&r, "A->S").counters.offered_frames, 1667);
+    assert_eq!(flow(&r, "A->S").counters.volume.offered_frames, 1667);
     assert!(queue(&r, "A->SW").max_occupancy_bytes > 1_000_000);
 }
 

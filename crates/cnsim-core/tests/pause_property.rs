@@ -116,7 +116,7 @@ proptest! {
         let sc = load_str(&text);
         let r = run(&sc, Some(11));
         assert_conservation(&r);
-        prop_assert_eq!(r.summary.totals.dropped_frames, 0, "scenario:\n{}", text);
+        prop_assert_eq!(r.summary.totals.volume.dropped_frames, 0, "scenario:\n{}", text);
         for q in &r.summary.queues {
             if q.node_kind == "switch" && !case.per_input {
                 prop_assert!(q.max_occupancy_bytes <= BUFFER);
@@ -139,12 +139,12 @@ fn the_generator_makes_congested_cases() {
     };
     let r = run(&load_str(&case.toml()), Some(1));
     assert!(r.summary.totals.pause_frames_sent > 0);
-    assert_eq!(r.summary.totals.dropped_frames, 0);
+    assert_eq!(r.summary.totals.volume.dropped_frames, 0);
     let tight = Case {
         per_input: true,
         ..case
     };
     let r = run(&load_str(&tight.toml()), Some(1));
     assert!(r.summary.totals.pause_frames_sent > 0);
-    assert_eq!(r.summary.totals.dropped_frames, 0);
+    assert_eq!(r.summary.totals.volume.dropped_frames, 0);
 }

@@ -32,14 +32,14 @@ fn no_cm_drops_match_the_analytic_excess_at_the_core_port_toward_s1() {
         "drops {drops} vs analytic {expected:.0}"
     );
     // All of them at that one port.
-    assert_eq!(core.drops_frames, r.summary.totals.dropped_frames);
+    assert_eq!(core.drops_frames, r.summary.totals.volume.dropped_frames);
     // The congested link runs at line rate while oversubscribed.
     let s1: u64 = r
         .summary
         .flows
         .iter()
         .filter(|f| f.dst == "S1")
-        .map(|f| f.counters.delivered_bytes)
+        .map(|f| f.counters.volume.delivered_bytes)
         .sum();
     let gbps = s1 as f64 * 8.0 / 0.095 / 1e9;
     assert!(gbps > 9.9, "S1 received {gbps} Gb/s");
@@ -50,18 +50,19 @@ fn pause_drops_nothing_and_slows_the_innocent_flow() {
     let no_cm = run(&load_file("scenarios/baseline/no_cm.toml", &[]), None);
     let pause = run(&load_file("scenarios/baseline/pause.toml", &[]), None);
     assert_conservation(&pause);
-    assert_eq!(pause.summary.totals.dropped_frames, 0);
+    assert_eq!(pause.summary.totals.volume.dropped_frames, 0);
     assert!(pause.summary.totals.pause_frames_sent > 0);
     // E4's inputs (C4 and CR1) are paused, not only the culprits' ports.
     assert!(queue(&pause, "CR1->E4").paused_time_s > 0.01);
-    let innocent = |r: &cnsim_core::RunResult| flow(r, "CR1->S2").counters.delivered_bytes as f64;
+    let innocent =
+        |r: &cnsim_core::RunResult| flow(r, "CR1->S2").counters.volume.delivered_bytes as f64;
     let ratio = innocent(&pause) / innocent(&no_cm);
     assert!(
         ratio < 0.6,
         "innocent flow under PAUSE is {ratio:.2} of its no_cm throughput"
     );
     // Without PAUSE the innocent flow gets what it offers (4 Gb/s over 95 ms).
-    let offered = flow(&no_cm, "CR1->S2").counters.offered_bytes as f64;
+    let offered = flow(&no_cm, "CR1->S2").counters.volume.offered_bytes as f64;
     assert!(innocent(&no_cm) / offered > 0.999);
 }
 

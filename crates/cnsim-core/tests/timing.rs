@@ -41,7 +41,7 @@ fn a_single_frame_arrives_after_two_serializations_two_propagations_and_the_swit
     // load 1 with a stop one slot later: exactly one frame, produced at t = 0.
     let r = run(&load_str(&line("load = 1.0\nstop = \"1.2us\"")), None);
     let f = flow(&r, "H1->H2");
-    assert_eq!(f.counters.delivered_frames, 1);
+    assert_eq!(f.counters.volume.delivered_frames, 1);
     let expected = 2 * SER + 2 * PROP + LAT; // 4.4 us
     assert_eq!(f.counters.first_delivery_ps, expected);
     assert_eq!(f.counters.latency_max_ps, expected);
@@ -57,7 +57,7 @@ fn back_to_back_frames_are_spaced_by_exactly_one_serialization_time() {
         None,
     );
     let f = flow(&r, "H1->H2");
-    assert_eq!(f.counters.delivered_frames, 6);
+    assert_eq!(f.counters.volume.delivered_frames, 6);
     let first = 2 * SER + 2 * PROP + LAT;
     assert_eq!(f.counters.first_delivery_ps, first);
     assert_eq!(f.counters.last_delivery_ps, first + 5 * SER);
@@ -70,7 +70,7 @@ fn a_source_at_full_load_keeps_the_link_busy_without_queueing() {
     // Five slots at load 1: frames produced every 1.2 us, each delivered 4.4 us later.
     let r = run(&load_str(&line("load = 1.0\nstop = \"6us\"")), None);
     let f = flow(&r, "H1->H2");
-    assert_eq!(f.counters.delivered_frames, 5);
+    assert_eq!(f.counters.volume.delivered_frames, 5);
     let first = 2 * SER + 2 * PROP + LAT;
     assert_eq!(f.counters.last_delivery_ps, first + 4 * SER);
     assert_eq!(f.counters.latency_max_ps, first);
@@ -123,5 +123,5 @@ fn pause_takes_wire_time_propagation_and_response_time_and_lets_the_frame_on_the
         0,
         "no PAUSE toward the congested output itself"
     );
-    assert_eq!(flow(&r, "H1->H2").counters.delivered_frames, 5);
+    assert_eq!(flow(&r, "H1->H2").counters.volume.delivered_frames, 5);
 }

@@ -25,11 +25,11 @@ pub fn load(
 ) -> Result<Scenario, ScenarioError> {
     match format {
         Format::Toml => {
-            let text = overrides::apply_toml(text, origin, overrides)?;
+            let text = overrides::apply_toml(text, overrides)?;
             build::from_toml(&text, origin)
         }
         Format::Json => {
-            let text = overrides::apply_json(text, origin, overrides)?;
+            let text = overrides::apply_json(text, overrides)?;
             build::from_json(&text, origin)
         }
     }

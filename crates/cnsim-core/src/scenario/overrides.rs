@@ -66,11 +66,7 @@ fn toml_literal(value: &str) -> toml_edit::Value {
         .unwrap_or_else(|_| toml_edit::Value::from(value))
 }
 
-pub fn apply_toml(
-    text: &str,
-    origin: &str,
-    overrides: &[(String, String)],
-) -> Result<String, ScenarioError> {
+pub fn apply_toml(text: &str, overrides: &[(String, String)]) -> Result<String, ScenarioError> {
     if overrides.is_empty() {
         return Ok(text.to_string());
     }
@@ -78,7 +74,6 @@ pub fn apply_toml(
     let Ok(mut doc) = text.parse::<toml_edit::DocumentMut>() else {
         return Ok(text.to_string());
     };
-    let _ = origin;
     for (key, value) in overrides {
         let steps = parse_path(key)?;
         set_in_table(doc.as_table_mut(), &steps, key, toml_literal(value))?;
@@ -180,18 +175,13 @@ fn entry_name(name: Option<&str>, host: Option<&str>, to: Option<&str>) -> Optio
     }
 }
 
-pub fn apply_json(
-    text: &str,
-    origin: &str,
-    overrides: &[(String, String)],
-) -> Result<String, ScenarioError> {
+pub fn apply_json(text: &str, overrides: &[(String, String)]) -> Result<String, ScenarioError> {
     if overrides.is_empty() {
         return Ok(text.to_string());
     }
     let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(text) else {
         return Ok(text.to_string());
     };
-    let _ = origin;
     for (key, value) in overrides {
         let steps = parse_path(key)?;
         let v = toml_literal(value);

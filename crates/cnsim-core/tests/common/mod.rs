@@ -55,21 +55,21 @@ pub fn assert_conservation(r: &RunResult) {
     for f in &r.summary.flows {
         let c = &f.counters;
         assert_eq!(
-            c.offered_bytes,
-            c.delivered_bytes + c.dropped_bytes + c.in_flight_bytes,
+            c.volume.offered_bytes,
+            c.volume.delivered_bytes + c.volume.dropped_bytes + c.volume.in_flight_bytes,
             "bytes of flow {} are not conserved: {c:?}",
             f.name
         );
         assert_eq!(
-            c.offered_frames,
-            c.delivered_frames + c.dropped_frames + c.in_flight_frames,
+            c.volume.offered_frames,
+            c.volume.delivered_frames + c.volume.dropped_frames + c.volume.in_flight_frames,
             "frames of flow {}",
             f.name
         );
     }
     let queue_drops: u64 = r.summary.queues.iter().map(|q| q.drops_frames).sum();
     assert_eq!(
-        queue_drops, r.summary.totals.dropped_frames,
+        queue_drops, r.summary.totals.volume.dropped_frames,
         "per-queue drops add up to per-flow drops"
     );
     let series_drops: u64 = r.series.queue_drops.iter().sum();
@@ -79,12 +79,12 @@ pub fn assert_conservation(r: &RunResult) {
     );
     let rx: u64 = r.series.flow_rx_bytes.iter().sum();
     assert_eq!(
-        rx, r.summary.totals.delivered_bytes,
+        rx, r.summary.totals.volume.delivered_bytes,
         "binned deliveries add up"
     );
     let tx: u64 = r.series.flow_tx_bytes.iter().sum();
     assert_eq!(
-        tx, r.summary.totals.offered_bytes,
+        tx, r.summary.totals.volume.offered_bytes,
         "binned offered bytes add up"
     );
 }
