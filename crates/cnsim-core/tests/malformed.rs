@@ -358,3 +358,37 @@ fn overrides_select_sources_by_their_derived_name() {
     .unwrap();
     assert_eq!(sc.sources[0].load, 0.75);
 }
+
+#[test]
+fn a_sweep_section_is_accepted_and_checked_for_shape() {
+    let with = |s: &str| format!("{GOOD}\n[sweep]\n{s}\n");
+    let ok = scenario::load(&with("seeds = 3\n[sweep.axes]\n\"sources[0].load\" = [0.2, 0.4]\n[sweep.variants.fast]\n\"links[0].rate\" = \"40Gbps\""), "s.toml", Format::Toml, &[]).unwrap();
+    let d = ok.describe();
+    assert_eq!(d["sweep"]["seeds"], 3);
+    assert_eq!(d["sweep"]["axes"]["sources[0].load"][1], 0.4);
+    assert_eq!(d["sweep"]["variants"]["fast"]["links[0].rate"], "40Gbps");
+    let plain = scenario::load(GOOD, "s.toml", Format::Toml, &[]).unwrap();
+    assert_eq!(
+        cnsim_core::results::scenario_hash(&ok),
+        cnsim_core::results::scenario_hash(&plain),
+        "the sweep does not change the point"
+    );
+    for (bad, expect) in [
+        ("seeds = 0", "sweep.seeds: expected at least 1 seed"),
+        (
+            "seeds = 2\nseed_list = [1]",
+            "give either 'seeds' or 'seed_list'",
+        ),
+        (
+            "[sweep.axes]\n\"sources[0].load\" = []",
+            "axis 'sources[0].load' has no values",
+        ),
+        ("seed = 3", "unknown field 'seed' (did you mean 'seeds'?)"),
+    ] {
+        let e = scenario::load(&with(bad), "s.toml", Format::Toml, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(expect), "{e}");
+        assert!(e.starts_with("s.toml:"), "{e}");
+    }
+}

@@ -186,11 +186,55 @@ impl<'a> Builder<'a> {
             links,
             sources,
             plot: PlotSpec::default(),
+            sweep: None,
         };
+        if let Some(sweep) = &raw.sweep {
+            self.check_sweep(sweep)?;
+            scenario.sweep = Some(sweep.clone());
+        }
         if let Some(plot) = &raw.plot {
             scenario.plot = self.plot(plot, &scenario)?;
         }
         Ok(scenario)
+    }
+
+    fn check_sweep(&self, sw: &RawSweep) -> Result<(), ScenarioError> {
+        let sp = FieldPath::root().key("sweep");
+        match (sw.seeds, &sw.seed_list) {
+            (Some(_), Some(_)) => {
+                return Err(self.err(
+                    &sp.key("seed_list"),
+                    "give either 'seeds' or 'seed_list', not both",
+                ))
+            }
+            (Some(0), None) => {
+                return Err(self.err(&sp.key("seeds"), "expected at least 1 seed, found 0"))
+            }
+            (None, Some(l)) if l.is_empty() => {
+                return Err(self.err(
+                    &sp.key("seed_list"),
+                    "expected at least one seed, found an empty list",
+                ))
+            }
+            _ => {}
+        }
+        for (key, values) in &sw.axes {
+            if values.is_empty() {
+                return Err(self.err(
+                    &sp.key("axes").key(key),
+                    format!("axis '{key}' has no values"),
+                ));
+            }
+        }
+        for name in sw.variants.keys() {
+            if name.is_empty() || name.contains(char::is_whitespace) || name.contains('/') {
+                return Err(self.err(
+                    &sp.key("variants").key(name),
+                    format!("expected a variant name without spaces or '/', found '{name}'"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn check_default_has_no_identity(

@@ -26,6 +26,26 @@ pub struct RawScenario {
     #[serde(default)]
     pub sources: Vec<RawSource>,
     pub plot: Option<RawPlot>,
+    pub sweep: Option<RawSweep>,
+}
+
+/// A sweep over this scenario: named variants (sets of overrides) crossed
+/// with axes (lists of values for one override key) and seeds. The engine
+/// runs one point at a time; the sweep is expanded by the Python package.
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSweep {
+    /// Run seeds 1..=N.
+    pub seeds: Option<u64>,
+    /// Or exactly these seeds.
+    pub seed_list: Option<Vec<u64>>,
+    /// Variant name -> { override key -> value }.
+    #[serde(default)]
+    pub variants:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, serde_json::Value>>,
+    /// Override key -> values.
+    #[serde(default)]
+    pub axes: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
 }
 
 /// Defaults for every entry of a kind. The tables take the same fields as the

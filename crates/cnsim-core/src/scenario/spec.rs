@@ -15,6 +15,11 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     pub sources: Vec<SourceSpec>,
     pub plot: PlotSpec,
+    /// The file's `[sweep]` section, checked for shape only; its keys and
+    /// values are checked by loading each point. Not part of the scenario
+    /// hash: it does not change what one run simulates.
+    #[serde(skip_serializing)]
+    pub sweep: Option<crate::scenario::schema::RawSweep>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -210,6 +215,7 @@ impl Scenario {
             })).collect::<Vec<_>>(),
             "queues": self.queue_names(),
             "plot": self.plot,
+            "sweep": self.sweep,
         })
     }
 }
