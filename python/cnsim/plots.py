@@ -60,17 +60,17 @@ def plot(
     labels = variant_labels(results)
 
     written: list[Path] = []
-    views = [
-        ("throughput_links", "links", _link_series, "throughput (Gb/s)", "Link throughput"),
-        ("throughput_flows", "flows", _flow_series, "delivered throughput (Gb/s)", "Flow throughput"),
-        ("queue_occupancy", "queues", _queue_series, "mean occupancy (KB = 1000 B)", "Queue occupancy"),
-    ]
-    for filename, kind, series, ylabel, title in views:
-        items = _items(results, kind)
-        fig = _time_view(results, labels, items, series, ylabel, title)
+    for filename, kind, title in VIEWS:
+        fig = time_figure(results, labels, kind, _items(results, kind), title)
         written.append(_save(fig, out / f"{filename}.{fmt}"))
     written.append(_save(_drops_view(results, labels), out / f"drops.{fmt}"))
     return written
+
+
+def time_figure(results: Sequence[Result], labels: Sequence[str], kind: str, items: Sequence[str], title: str):
+    """One figure of a time-series view: `kind` is "links", "flows" or "queues"."""
+    series, ylabel = SERIES[kind]
+    return _time_view(list(results), list(labels), list(items), series, ylabel, title)
 
 
 def variant_labels(results: Sequence[Result]) -> list[str]:
@@ -217,6 +217,19 @@ def _drops_view(results, labels):
     ax.set_ylim(0, max(drops + [1]) * 1.15)
     ax.grid(True, axis="y", alpha=0.3)
     return fig
+
+
+# kind -> (series of one item, y-axis label); file name, kind and title of each view.
+SERIES = {
+    "links": (_link_series, "throughput (Gb/s)"),
+    "flows": (_flow_series, "delivered throughput (Gb/s)"),
+    "queues": (_queue_series, "mean occupancy (KB = 1000 B)"),
+}
+VIEWS = (
+    ("throughput_links", "links", "Link throughput"),
+    ("throughput_flows", "flows", "Flow throughput"),
+    ("queue_occupancy", "queues", "Queue occupancy"),
+)
 
 
 def _save(fig, path: Path) -> Path:
