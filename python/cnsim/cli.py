@@ -3,6 +3,9 @@
     cnsim run FILE [--seed N] [--out DIR] [--set key=value ...] [--plot] [--quiet]
     cnsim validate FILE [--set key=value ...] [--json]
     cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--format png|svg]
+    cnsim sweep FILE [FILE ...] [--axis key=v1,v2 ...] [--variant name:key=value,...]
+                [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--out DIR]
+                [--jobs K] [--dask ADDRESS] [--quiet]
 
 Errors are reported as one line ``error: <message>`` on stderr, with exit
 status 2 for bad input (scenario, missing file, bad option) and 1 for a
@@ -148,6 +151,147 @@ def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
     click.echo(f"figures: {out}/ ({', '.join(f.name for f in files)})")
 
 
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=str)
+@click.option(
+    "--axis",
+    "axes",
+    multiple=True,
+    metavar="KEY=V1,V2,...",
+    help="Sweep an override over these values (split at commas outside brackets and quotes; "
+    "or a JSON/TOML list: 'KEY=[\"a,b\", \"c\"]'). Repeatable; the points are the cross product.",
+)
+@click.option(
+    "--variant",
+    "variants",
+    multiple=True,
+    metavar="NAME:KEY=VALUE[,KEY=VALUE...]",
+    help="A named variant: these overrides together (NAME: alone is the unchanged scenario). Repeatable.",
+)
+@click.option("--seeds", type=click.IntRange(1), default=None, help="Run every point with seeds 1..N.")
+@click.option("--seed-list", "seed_list", metavar="S1,S2,...", default=None, help="Run every point with these seeds.")
+@SET_OPTION
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Sweep directory (default: results/sweeps/<scenario name>); re-running resumes it.",
+)
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Local threads (default: number of CPUs).")
+@click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run on a Dask cluster, e.g. tcp://host:8786.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar or report; only errors.")
+def sweep(
+    files: tuple[str, ...],
+    axes: tuple[str, ...],
+    variants: tuple[str, ...],
+    seeds: int | None,
+    seed_list: str | None,
+    sets: tuple[str, ...],
+    out: Path | None,
+    jobs: int | None,
+    dask_address: str | None,
+    quiet: bool,
+) -> int:
+    """Run the cross product of variants x axis values x seeds of the scenario FILE(s).
+
+    Several FILEs are several variants, named by their file stems. A FILE's
+    [sweep] section adds its seeds, named variants and axes. Points already
+    complete in --out are not run again; failed points are retried.
+    """
+    from . import points as pts
+    from .sweep import SUMMARY_CSV, SUMMARY_PARQUET, run_plan
+
+    if seeds is not None and seed_list is not None:
+        raise CliError("give either --seeds or --seed-list, not both")
+    try:
+        axis_map: dict[str, list] = {}
+        for item in axes:
+            key, values = pts.parse_axis_option(item)
+            if key in axis_map:
+                raise CliError(f"--axis {key} given twice")
+            axis_map[key] = values
+        variant_map: dict[str, dict] = {}
+        for item in variants:
+            name, overrides = pts.parse_variant_option(item)
+            if name in variant_map:
+                raise CliError(f"--variant {name} given twice")
+            variant_map[name] = overrides
+        seed_values = pts.parse_seed_list(seed_list) if seed_list is not None else None
+    except pts.SweepError as exc:
+        raise CliError(str(exc)) from None
+    the_plan = pts.plan(
+        list(files) if len(files) > 1 else files[0],
+        axes=axis_map or None,
+        variants=variant_map or None,
+        seeds=seeds,
+        seed_list=seed_values,
+        set=_parse_sets(sets),
+    )
+    if out is None:
+        out = Path("results") / "sweeps" / _safe_dirname("+".join(s.label for s in the_plan.sources))
+    show_progress = not quiet and sys.stderr.isatty()
+    command = ["cnsim", *_ARGV]
+    with _sigterm_as_interrupt():
+        try:
+            frame = run_plan(the_plan, out, jobs=jobs, dask=dask_address, progress=show_progress, command=command)
+        except KeyboardInterrupt:
+            _report_interrupted(out)
+            raise
+    failed = frame[frame["status"] == "failed"]
+    if not quiet:
+        from .console import format_seconds
+
+        a = frame.attrs
+        n_ok = int((frame["status"] == "ok").sum())
+        click.echo(
+            f"{out}: {a['points']} points, {n_ok} ok ({a['done_before']} done before), {len(failed)} failed"
+            f"  ·  {format_seconds(a['wall_time_s'])}"
+        )
+        click.echo(f"summary: {out / SUMMARY_PARQUET}  {out / SUMMARY_CSV}")
+    if len(failed):
+        lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
+        lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
+        _error("\n".join(lines))
+        return EXIT_RUNTIME
+    return 0
+
+
+def _report_interrupted(out: Path) -> None:
+    from .sweep import load_sweep
+
+    try:
+        frame = load_sweep(out)
+        done = int((frame["status"] == "ok").sum())
+        click.echo(
+            f"{out}: interrupted with {done} of {len(frame)} points done; run the same command again to resume",
+            err=True,
+        )
+    except Exception:
+        pass
+
+
+class _sigterm_as_interrupt:
+    """During a sweep, SIGTERM (e.g. a batch system's time limit) stops it like Ctrl-C."""
+
+    def __enter__(self) -> None:
+        import signal
+        import threading
+
+        self._old = None
+        if threading.current_thread() is threading.main_thread():
+
+            def handler(signum, frame):  # noqa: ARG001
+                raise KeyboardInterrupt
+
+            self._old = signal.signal(signal.SIGTERM, handler)
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGTERM, self._old)
+
+
 # --------------------------------------------------------------------------- entry point
 
 
@@ -157,7 +301,13 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+#: The arguments of this invocation (recorded in a sweep's sweep.json).
+_ARGV: list[str] = []
+
+
 def _main(argv: list[str] | None) -> int:
+    global _ARGV
+    _ARGV = list(argv) if argv is not None else sys.argv[1:]
     debug = os.environ.get("CNSIM_DEBUG", "") not in ("", "0")
     from ._core import ScenarioError, SimulationError
     from .results import ResultError

@@ -1,0 +1,126 @@
+"""Sweeps on a real Dask cluster (LocalCluster with worker processes): same results, lost workers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import NO_CM, PAUSE
+
+import cnsim
+
+distributed = pytest.importorskip("distributed")
+
+LOAD = "sources[C1->S1].load"
+SWEEP = dict(axes={LOAD: [0.3, 0.4]}, seeds=3, set={"duration": "8ms"})
+#: Longer points for the lost-worker test, so that points are in flight when the worker dies.
+LONG = dict(seeds=12, set={"duration": "60ms"})
+
+
+def _timing_free(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop(columns=["wall_time_s"]).reset_index(drop=True)
+
+
+def _snapshot(out: Path) -> dict[str, tuple[int, int]]:
+    snap = {}
+    for d in (out / "points").iterdir():
+        s = d / "summary.json"
+        if d.is_dir() and s.is_file():
+            st = s.stat()
+            snap[d.name] = (st.st_ino, st.st_mtime_ns)
+    return snap
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None, silence_logs=40
+    ) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def client(cluster):
+    with distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+def test_dask_sweep_equals_local_sweep(tmp_path, client):
+    local = cnsim.sweep([NO_CM, PAUSE], out=tmp_path / "local", jobs=2, **SWEEP)
+    remote = cnsim.sweep([NO_CM, PAUSE], out=tmp_path / "dask", dask=client, **SWEEP)
+    assert len(remote) == 12 and (remote.status == "ok").all()
+    pd.testing.assert_frame_equal(_timing_free(remote), _timing_free(local))
+    for pid in local.point_id:
+        a = cnsim.load_point(tmp_path / "local", pid)
+        b = cnsim.load_point(tmp_path / "dask", pid)
+        assert a.equals(b), pid
+    # the points really ran in the worker processes
+    pids = set(client.run(os.getpid).values())
+    assert os.getpid() not in pids and len(pids) == 2
+
+
+def test_cli_dask_address(tmp_path, cli, cluster):
+    out = tmp_path / "cli"
+    r = cli("sweep", NO_CM, "--seeds", "2", "--set", "duration=8ms", "--dask", cluster.scheduler_address, "--out", out)
+    assert r.code == 0, r.output
+    frame = cnsim.load_sweep(out)
+    assert (frame.status == "ok").all() and len(frame) == 2
+    direct = cnsim.run(NO_CM, 2, duration="8ms")
+    assert cnsim.load_point(out, frame.point_id[1]).equals(direct)
+
+
+def test_cli_dask_unreachable(tmp_path, cli):
+    import dask
+
+    out = tmp_path / "nowhere"
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        r = cli("sweep", NO_CM, "--seeds", "2", "--dask", "tcp://127.0.0.1:9", "--out", out)  # fmt: skip
+    assert r.code == 2
+    assert r.err.startswith("error: cannot connect to the Dask scheduler at tcp://127.0.0.1:9")
+    assert not out.exists()
+
+
+def test_killed_worker_loses_nothing(tmp_path, client):
+    """A worker process dies with points in flight: Dask reruns them; nothing is lost or duplicated."""
+    out = tmp_path / "killed"
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["frame"] = cnsim.sweep([NO_CM, PAUSE], out=out, dask=client, **LONG)
+        except BaseException as exc:  # handed to the test
+            box["error"] = exc
+
+    before = client.run(os.getpid)
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not (out / "points").is_dir() or len(_snapshot(out)) < 2:
+        assert time.monotonic() < deadline and thread.is_alive(), box
+        time.sleep(0.005)
+    victim_addr, victim_pid = sorted(before.items())[0]
+    os.kill(victim_pid, signal.SIGKILL)
+    saved_when_killed = len(_snapshot(out))
+    thread.join(120)
+    assert not thread.is_alive()
+    assert "error" not in box, box.get("error")
+    frame = box["frame"]
+    n = 2 * 12
+    assert saved_when_killed < n, "the sweep ended before the worker was killed"
+    assert len(frame) == n and (frame.status == "ok").all(), frame[frame.status != "ok"]
+    assert sorted(frame.point_id) == sorted(d.name for d in (out / "points").iterdir())
+    # the killed worker was replaced (its nanny restarted it)
+    client.wait_for_workers(2, timeout=60)
+    assert victim_pid not in client.run(os.getpid).values()
+
+    # Same results as an uninterrupted local run, and a re-run computes nothing.
+    reference = cnsim.sweep([NO_CM, PAUSE], out=tmp_path / "reference", jobs=2, **LONG)
+    pd.testing.assert_frame_equal(_timing_free(frame), _timing_free(reference))
+    snap = _snapshot(out)
+    again = cnsim.sweep([NO_CM, PAUSE], out=out, dask=client, **LONG)
+    assert again.attrs["ran"] == 0 and _snapshot(out) == snap
