@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -72,6 +73,15 @@ def test_cli_dask_address(tmp_path, cli, cluster):
     assert (frame.status == "ok").all() and len(frame) == 2
     direct = cnsim.run(NO_CM, 2, duration="8ms")
     assert cnsim.load_point(out, frame.point_id[1]).equals(direct)
+
+
+def test_cli_dask_scheduler_file(tmp_path, cli, cluster):
+    scheduler_file = tmp_path / "scheduler.json"
+    scheduler_file.write_text(json.dumps({"type": "Scheduler", "address": cluster.scheduler_address}))
+    out = tmp_path / "file"
+    r = cli("sweep", NO_CM, "--set", "duration=8ms", "--dask", scheduler_file, "--out", out, "-q")
+    assert r.code == 0, r.output
+    assert json.loads((out / "sweep.json").read_text())["arguments"]["dask"] == str(scheduler_file)
 
 
 def test_cli_dask_unreachable(tmp_path, cli):

@@ -175,10 +175,16 @@ def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help="Sweep directory (default: results/sweeps/<scenario name>); re-running resumes it.",
+    help="Sweep directory (default: results/sweeps/<file stem>); re-running resumes it.",
 )
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Local threads (default: number of CPUs).")
-@click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run on a Dask cluster, e.g. tcp://host:8786.")
+@click.option(
+    "--dask",
+    "dask_address",
+    metavar="ADDRESS",
+    default=None,
+    help="Run on a Dask cluster: its scheduler's address (tcp://host:8786) or scheduler file.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or report; only errors.")
 def sweep(
     files: tuple[str, ...],
@@ -228,7 +234,7 @@ def sweep(
         set=_parse_sets(sets),
     )
     if out is None:
-        out = Path("results") / "sweeps" / _safe_dirname("+".join(s.label for s in the_plan.sources))
+        out = Path("results") / "sweeps" / _safe_dirname("-".join(s.label for s in the_plan.sources))
     show_progress = not quiet and sys.stderr.isatty()
     command = ["cnsim", *_ARGV]
     with _sigterm_as_interrupt():

@@ -121,8 +121,9 @@ def sweep(
     jobs
         Local threads (default: ``os.cpu_count()``); ignored with *dask*.
     dask
-        A ``dask.distributed.Client`` or a scheduler address
-        (``"tcp://host:8786"``): run the points on that cluster. Results come
+        A ``dask.distributed.Client``, a scheduler address
+        (``"tcp://host:8786"``) or a scheduler file (``dask scheduler
+        --scheduler-file FILE``): run the points on that cluster. Results come
         back to this process, which writes them.
     progress
         Show a progress bar (points done / failed / remaining, ETA) on stderr.
@@ -449,9 +450,11 @@ def _dask_client(dask: Any) -> tuple[Any, bool, str]:
         except ImportError:
             raise SweepError("--dask needs dask.distributed: pip install 'cnsim[dask]'") from None
         address = os.fspath(dask)
+        # A scheduler address, or the JSON file of `dask scheduler --scheduler-file FILE`.
+        where = {"scheduler_file": address} if os.path.isfile(address) else {"address": address}
         try:
             # The wait for the scheduler is Dask's distributed.comm.timeouts.connect (30 s by default).
-            client = Client(address, set_as_default=False)
+            client = Client(**where, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise SweepError(f"cannot connect to the Dask scheduler at {address}: {exc}") from None
         own = True
@@ -668,11 +671,12 @@ class _Tracker:
             self._bar = Progress(
                 TextColumn("sweep"),
                 BarColumn(),
-                TextColumn("{task.fields[done]}/{task.total:.0f} done"),
-                TextColumn("{task.fields[failed]} failed"),
-                TextColumn("{task.fields[left]} left"),
+                TextColumn(
+                    "{task.fields[done]}/{task.total:.0f} done · {task.fields[failed]} failed · "
+                    "{task.fields[left]} left ·"
+                ),
                 TimeElapsedColumn(),
-                TextColumn("ETA"),
+                TextColumn("· ETA"),
                 TimeRemainingColumn(),
                 console=Console(stderr=True),
                 transient=False,
