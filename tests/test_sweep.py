@@ -233,7 +233,7 @@ def test_sweep_section_of_the_file(write_scenario):
     points = cnsim.sweep_points(path)
     assert len(points) == 2 * 2 * 2
     assert {p.variant for p in points} == {"pause", "no_cm"}
-    pause = [p for p in points if p.variant == "pause"][0]
+    pause = next(p for p in points if p.variant == "pause")
     assert dict(pause.overrides)["defaults.switch.pause"] == {"mode": "global", "xoff": "136192B", "xon": "123392B"}
     # The API's axes add to and replace the file's; its seeds replace the file's.
     more = cnsim.sweep_points(path, axes={LOAD: [0.2], "defaults.switch.buffer": ["200KB"]}, seed_list=[9])

@@ -60,7 +60,7 @@ def _start_and_stop(out: Path, sig: int, at_least: int = 3) -> tuple[int, str, d
             assert time.monotonic() < deadline
             time.sleep(0.005)
         proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=60)
+        _, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -15,16 +15,16 @@ from .sweep import load_point, load_sweep, sweep, sweep_points
 __version__: str = _core_version
 
 __all__ = [
-    "run",
-    "validate",
-    "sweep",
-    "sweep_points",
-    "load_point",
-    "load_sweep",
-    "Result",
     "Point",
+    "Result",
     "ScenarioError",
     "SimulationError",
     "SweepError",
     "__version__",
+    "load_point",
+    "load_sweep",
+    "run",
+    "sweep",
+    "sweep_points",
+    "validate",
 ]

@@ -34,7 +34,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from . import _core
 from .api import DICT_ORIGIN, _toml_literal
@@ -42,15 +42,15 @@ from .api import DICT_ORIGIN, _toml_literal
 __all__ = [
     "Point",
     "SweepError",
+    "display_value",
+    "engine_value",
+    "parse_axis_option",
+    "parse_literal",
+    "parse_seed_list",
+    "parse_variant_option",
     "plan",
     "point_id",
-    "parse_literal",
-    "engine_value",
-    "display_value",
     "split_values",
-    "parse_axis_option",
-    "parse_variant_option",
-    "parse_seed_list",
 ]
 
 #: Length of the hash part of a point id, in hex digits (40 bits).
@@ -60,7 +60,7 @@ SLUG_MAX = 60
 #: Points directory inside a sweep directory.
 POINTS_DIR = "points"
 
-ScenarioInput = Union[str, os.PathLike, Mapping[str, Any], Sequence[Union[str, os.PathLike]]]
+ScenarioInput = str | os.PathLike | Mapping[str, Any] | Sequence[str | os.PathLike]
 
 
 class SweepError(_core.ScenarioError, ValueError):
@@ -360,7 +360,7 @@ def plan(
     variants: Mapping[str, Mapping[str, Any]] | None = None,
     seeds: int | None = None,
     seed_list: Sequence[int] | None = None,
-    set: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,  # noqa: A002
+    set: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,
 ) -> Plan:
     """Expand and check a sweep; raise :class:`SweepError` (or ScenarioError) on bad input."""
     fixed = _fixed_overrides(set)

@@ -31,7 +31,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,16 +42,16 @@ from .points import POINTS_DIR, Plan, Point, SweepError, display_value, plan
 from .results import SUMMARY_FILE, Result, ResultError
 
 __all__ = [
-    "sweep",
-    "sweep_points",
+    "SUMMARY_CSV",
+    "SUMMARY_PARQUET",
+    "SWEEP_FILE",
+    "Point",
+    "SweepError",
     "load_point",
     "load_sweep",
     "run_point",
-    "Point",
-    "SweepError",
-    "SWEEP_FILE",
-    "SUMMARY_PARQUET",
-    "SUMMARY_CSV",
+    "sweep",
+    "sweep_points",
 ]
 
 SWEEP_FILE = "sweep.json"
@@ -92,7 +92,7 @@ def sweep(
     variants: Mapping[str, Mapping[str, Any]] | None = None,
     seeds: int | None = None,
     seed_list: Sequence[int] | None = None,
-    set: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,  # noqa: A002 - as in cnsim.run
+    set: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,
     out: str | os.PathLike,
     jobs: int | None = None,
     dask: Any = None,
@@ -148,7 +148,7 @@ def sweep_points(
     variants: Mapping[str, Mapping[str, Any]] | None = None,
     seeds: int | None = None,
     seed_list: Sequence[int] | None = None,
-    set: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,  # noqa: A002
+    set: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,
 ) -> list[Point]:
     """The points :func:`sweep` would run with these arguments, checked, without running anything.
 
@@ -649,7 +649,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 # --------------------------------------------------------------------------- progress
@@ -666,7 +666,13 @@ class _Tracker:
         self._bar = None
         if show and total > done_before:
             from rich.console import Console
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self._bar = Progress(
                 TextColumn("sweep"),
