@@ -16,7 +16,7 @@ RESULTS := results/baseline
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -type f -not -path '*/target/*' 2>/dev/null)
 
-.PHONY: all demo test build test-rust test-python clean
+.PHONY: all demo test build test-rust test-python browser clean
 
 all: build
 
@@ -64,8 +64,17 @@ test-rust: build
 	cfg=$$(ls $(CURDIR)/target/maturin/pyo3-config-*.txt 2>/dev/null | head -n 1); \
 	env $${cfg:+PYO3_CONFIG_FILE=$$cfg} cargo test --workspace --release
 
-test-python: build $(VENV)/.stamp-test-deps
+test-python: build $(VENV)/.stamp-test-deps browser
 	$(BIN)/pytest -q tests
+
+# Headless Chromium and its driver (Debian packages) for the report test.
+browser:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; else \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "installing chromium and chromium-driver (Debian packages)"; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
 
 clean:
 	rm -rf $(VENV) results python/cnsim/_core*.so

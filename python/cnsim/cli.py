@@ -6,6 +6,8 @@
     cnsim sweep FILE [FILE ...] [--axis key=v1,v2 ...] [--variant name:key=value,...]
                 [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--out DIR]
                 [--jobs K] [--dask ADDRESS] [--quiet]
+    cnsim reproduce STUDY [--quick] [--out DIR] [--jobs K] [--dask ADDRESS] [--quiet]
+    cnsim reproduce --list
 
 Errors are reported as one line ``error: <message>`` on stderr, with exit
 status 2 for bad input (scenario, missing file, bad option) and 1 for a
@@ -254,6 +256,67 @@ def sweep(
             f"  ·  {format_seconds(a['wall_time_s'])}"
         )
         click.echo(f"summary: {out / SUMMARY_PARQUET}  {out / SUMMARY_CSV}")
+    if len(failed):
+        lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
+        lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
+        _error("\n".join(lines))
+        return EXIT_RUNTIME
+    return 0
+
+
+@cli.command()
+@click.argument("study", required=False)
+@click.option("--list", "list_studies", is_flag=True, help="List the studies and exit.")
+@click.option("--quick", is_flag=True, help="A reduced run (fewer seeds, shorter time) for smoke tests.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Sweep and report directory (default: results/reproduce/<study>[-quick]); re-running resumes it.",
+)
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Local threads (default: number of CPUs).")
+@click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run on a Dask cluster (scheduler address or file).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar; only errors.")
+def reproduce(
+    study: str | None,
+    list_studies: bool,
+    quick: bool,
+    out: Path | None,
+    jobs: int | None,
+    dask_address: str | None,
+    quiet: bool,
+) -> int:
+    """Run every variant and seed of a reference STUDY and write report.html beside the sweep."""
+    from . import studies
+    from .report import reproduce as run_study
+    from .sweep import load_sweep
+
+    if list_studies:
+        for name in studies.names():
+            spec = studies.get(name)
+            click.echo(f"{name:<18} {spec.title}  ({len(spec.variants)} variants, {spec.seeds} seeds)")
+        return 0
+    if study is None:
+        raise CliError("name a study (see 'cnsim reproduce --list')")
+    try:
+        spec = studies.get(study)
+    except studies.UnknownStudy as exc:
+        raise CliError(str(exc)) from None
+    command = " ".join(["cnsim", *_ARGV])
+    with _sigterm_as_interrupt():
+        try:
+            report = run_study(
+                spec.name, quick=quick, out=out, jobs=jobs, dask=dask_address,
+                progress=not quiet and sys.stderr.isatty(), command=command,
+            )
+        except KeyboardInterrupt:
+            if out is not None:
+                _report_interrupted(out)
+            raise
+    frame = load_sweep(report.parent)
+    failed = frame[frame["status"] != "ok"]
+    if not quiet:
+        click.echo(f"report: {report}")
     if len(failed):
         lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
         lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]

@@ -1,0 +1,263 @@
+"""Study reproduction: run a study's variants and seeds as a sweep and write
+a self-contained ``report.html`` (figures embedded) with our numbers beside
+the published ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import math
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from . import studies  # noqa: E402
+from .plots import time_figure  # noqa: E402
+from .results import Result  # noqa: E402
+
+REPORT_NAME = "report.html"
+
+
+def reproduce(
+    study: str,
+    *,
+    quick: bool = False,
+    out: str | os.PathLike | None = None,
+    jobs: int | None = None,
+    dask: Any = None,
+    progress: bool = False,
+    command: str | None = None,
+) -> Path:
+    """Run every variant and seed of `study` and write its report; return the report's path."""
+    from .sweep import load_point, sweep  # the sweep machinery imports dask lazily
+
+    spec = studies.get(study)
+    out = Path(out) if out is not None else Path("results") / "reproduce" / (spec.name + ("-quick" if quick else ""))
+    seeds = list(range(1, (spec.quick_seeds if quick else spec.seeds) + 1))
+    variants = {name: str(studies.scenario_path(rel)) for name, rel in spec.variants.items()}
+    for name, path in variants.items():
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"study {spec.name!r}, variant {name!r}: scenario file {path} not found")
+    common = dict(spec.quick_overrides) if quick else None
+    summary = sweep(variants, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask, progress=progress)
+    runs: dict[str, list[Result]] = {}
+    ok = summary[summary["status"] == "ok"].sort_values(["variant", "seed"])
+    for variant in spec.variants:
+        rows = ok[ok["variant"] == variant]
+        runs[variant] = [load_point(out, pid) for pid in rows["point_id"]]
+    page = render(
+        spec,
+        summary,
+        runs,
+        quick=quick,
+        command=command or " ".join(["cnsim", "reproduce", spec.name] + (["--quick"] if quick else [])),
+        variants=variants,
+        seeds=seeds,
+    )
+    path = out / REPORT_NAME
+    tmp = path.with_name(f".{REPORT_NAME}.tmp-{os.getpid()}")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+# --------------------------------------------------------------------------- page
+
+
+def render(
+    spec: studies.Study,
+    summary: pd.DataFrame,
+    runs: Mapping[str, Sequence[Result]],
+    *,
+    quick: bool,
+    command: str,
+    variants: Mapping[str, str],
+    seeds: Sequence[int],
+) -> str:
+    from . import __version__
+
+    parts: list[str] = [_HEAD.format(title=html.escape(spec.title))]
+    parts.append(f"<h1>{html.escape(spec.title)}</h1>")
+    parts.append(f"<p class='source'>{html.escape(spec.source)}</p>")
+    if quick:
+        parts.append(
+            "<p class='warn'>Quick run: fewer seeds and a shorter simulated time than the study. "
+            "The numbers below are a smoke test and are not comparable with the published ones.</p>"
+        )
+    failed = summary[summary["status"] != "ok"]
+    if len(failed):
+        parts.append(f"<p class='warn'>{len(failed)} point(s) failed and are left out: "
+                     + ", ".join(html.escape(str(p)) for p in failed["point_id"]) + "</p>")
+
+    parts.append("<h2>Published and ours</h2>")
+    parts.append(_metrics_table(spec, runs))
+    if spec.findings:
+        parts.append("<h3>What the study found</h3><ul>")
+        parts.extend(f"<li>{html.escape(f)}</li>" for f in spec.findings)
+        parts.append("</ul>")
+
+    parts.append("<h2>Views</h2>")
+    first = {v: rs[0] for v, rs in runs.items() if rs}
+    labels = [f"{v} (seed {r.summary.get('seed')})" for v, r in first.items()]
+    for view in spec.views:
+        fig = time_figure(list(first.values()), labels, view.kind, view.items, view.title)
+        parts.append(_figure(fig, view.title))
+    parts.append(_figure(_drops_figure(runs), "Frames dropped per variant"))
+    for title, draw in spec.extra_figures:
+        parts.append(_figure(draw(runs), title))
+
+    parts.append("<h2>Runs</h2>")
+    parts.append(_points_table(summary))
+
+    parts.append("<h2>Reconstruction and assumptions</h2>")
+    for name, path in variants.items():
+        parts.append(f"<h3>{html.escape(name)} — <code>{html.escape(_display_path(path))}</code></h3>")
+        parts.append(f"<pre>{html.escape(_leading_comment(path))}</pre>")
+
+    parts.append("<h2>Provenance</h2>")
+    parts.append(_provenance(command, __version__, variants, runs, seeds))
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def _metrics_table(spec: studies.Study, runs: Mapping[str, Sequence[Result]]) -> str:
+    rows = []
+    for m in spec.metrics:
+        values = [m.measure(r) for r in runs.get(m.variant, ())]
+        values = [v for v in values if not math.isnan(v)]
+        fmt = f"{{:,.{m.decimals}f}}"
+        if values:
+            mean = float(np.mean(values))
+            ours = fmt.format(mean)
+            if len(values) > 1:
+                ours += f" <span class='range'>({fmt.format(min(values))} – {fmt.format(max(values))}, {len(values)} seeds)</span>"
+        else:
+            mean, ours = None, "—"
+        if m.published is None:
+            published, diff = html.escape(m.note or "—"), ""
+        else:
+            published = fmt.format(m.published)
+            if m.note:
+                published += f" <span class='range'>({html.escape(m.note)})</span>"
+            if mean is None:
+                diff = ""
+            else:
+                d = mean - m.published
+                rel = f" ({d / m.published:+.1%})" if m.published else ""
+                diff = fmt.format(d) + rel
+                if d > 0 and not diff.startswith("+"):
+                    diff = "+" + diff
+        unit = f" {html.escape(m.unit)}" if m.unit else ""
+        rows.append(
+            f"<tr><td>{html.escape(m.label)}{unit}</td><td>{html.escape(m.variant)}</td>"
+            f"<td class='num'>{published}</td><td class='num'>{ours}</td><td class='num'>{diff}</td></tr>"
+        )
+    return (
+        "<table class='metrics'><thead><tr><th>value</th><th>variant</th><th>published</th>"
+        "<th>ours (mean over seeds)</th><th>difference</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _points_table(summary: pd.DataFrame) -> str:
+    preferred = ["point_id", "variant", "seed", "status", "dropped_frames", "delivered_frames",
+                 "pause_frames_sent", "events", "wall_time_s", "error"]
+    cols = [c for c in preferred if c in summary.columns]
+    extra = [c for c in summary.columns if c not in cols and c not in ("dir", "scenario") and not c.endswith("_bytes")
+             and c not in ("offered_frames", "in_flight_frames", "frame_hops")]
+    table = summary[cols[:3] + extra + cols[3:]].sort_values(["variant", "seed"]).astype(object)
+    table = table.where(table.notna(), "")
+    return table.to_html(index=False, classes="points", na_rep="", float_format=lambda x: f"{x:,.4g}")
+
+
+def _provenance(command, version, variants, runs, seeds) -> str:
+    rows = [
+        ("command", f"<code>{html.escape(command)}</code>"),
+        ("cnsim version", html.escape(str(version))),
+        ("Python", html.escape(sys.version.split()[0])),
+        ("seeds", html.escape(", ".join(str(s) for s in seeds))),
+        ("written", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+    ]
+    for name, path in variants.items():
+        file_hash = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        rs = runs.get(name) or []
+        scenario_hash = rs[0].summary.get("scenario_hash", "") if rs else ""
+        rows.append(
+            (f"variant {html.escape(name)}",
+             f"<code>{html.escape(_display_path(path))}</code><br>file sha256 <code>{file_hash}</code>"
+             f"<br>scenario hash <code>{html.escape(str(scenario_hash))}</code>")
+        )
+    return "<table class='prov'>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
+
+
+def _drops_figure(runs: Mapping[str, Sequence[Result]]):
+    names = list(runs)
+    means, lo, hi = [], [], []
+    for v in names:
+        d = [float(r.summary["totals"]["dropped_frames"]) for r in runs[v]] or [0.0]
+        means.append(np.mean(d))
+        lo.append(np.mean(d) - min(d))
+        hi.append(max(d) - np.mean(d))
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.4 * len(names) + 2), 3.8), constrained_layout=True)
+    bars = ax.bar(range(len(names)), means, yerr=[lo, hi], capsize=4, color="tab:red", width=0.6)
+    ax.set_xticks(range(len(names)), names)
+    ax.bar_label(bars, labels=[f"{m:,.0f}" for m in means], padding=3)
+    ax.set_ylabel("frames dropped (mean, min–max over seeds)")
+    ax.set_ylim(0, max(means + [1.0]) * 1.2)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def _figure(fig, caption: str) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return (f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def _leading_comment(path: str) -> str:
+    lines = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            lines.append(line[1:].removeprefix(" "))
+        elif lines:
+            break
+    return "\n".join(lines) or "(no comment in the scenario file)"
+
+
+def _display_path(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(studies.scenarios_dir().resolve().parent))
+    except ValueError:
+        return str(path)
+
+
+_HEAD = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 1000px; margin: 2em auto; padding: 0 1em; color: #222; }}
+h1 {{ margin-bottom: 0.2em; }} .source {{ color: #555; margin-top: 0; }}
+.warn {{ background: #fff4d6; border-left: 4px solid #e0a800; padding: 0.5em 0.8em; }}
+table {{ border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }}
+th, td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }}
+th {{ background: #f3f3f3; }} td.num {{ text-align: right; }} .range {{ color: #666; font-size: 0.9em; }}
+figure {{ margin: 1.2em 0; }} figure img {{ max-width: 100%; }} figcaption {{ color: #555; font-size: 0.9em; }}
+pre {{ background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }}
+</style></head><body>"""

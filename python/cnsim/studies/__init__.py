@@ -1,0 +1,112 @@
+"""The reference studies: what each one runs, what it published, what it shows.
+
+A study registers itself with :func:`register`; ``cnsim reproduce`` runs
+its variants and seeds as a sweep and writes a report (see
+:mod:`cnsim.report`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..results import Result
+
+#: Per-variant results of a reproduction, one per seed, in seed order.
+Runs = Mapping[str, Sequence[Result]]
+
+
+class UnknownStudy(LookupError):
+    """No study has that name."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A number the study reports, measured on our runs.
+
+    ``measure`` maps one run to a value; the report shows the mean over seeds
+    (and the range) beside ``published``, which is ``None`` when the study
+    states the result only in words (``note``).
+    """
+
+    label: str
+    variant: str
+    measure: Callable[[Result], float]
+    published: float | None = None
+    note: str = ""
+    unit: str = ""
+    decimals: int = 0
+
+
+@dataclass(frozen=True)
+class View:
+    """A figure the study shows: time series of links, flows or queues, variants overlaid."""
+
+    title: str
+    kind: str  # "links", "flows" or "queues"
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    title: str
+    source: str
+    #: variant name -> scenario file, relative to the scenarios folder
+    variants: Mapping[str, str]
+    seeds: int
+    quick_seeds: int
+    #: overrides that shorten a --quick run (e.g. {"duration": "20ms"})
+    quick_overrides: Mapping[str, str]
+    metrics: Sequence[Metric]
+    views: Sequence[View]
+    #: what the study concluded, in its own words (paraphrased)
+    findings: Sequence[str] = ()
+    #: extra figures drawn from all runs (title, function returning a matplotlib figure)
+    extra_figures: Sequence[tuple[str, Callable[[Runs], Any]]] = field(default_factory=tuple)
+
+
+_REGISTRY: dict[str, Study] = {}
+
+
+def register(study: Study) -> Study:
+    if study.name in _REGISTRY:
+        raise ValueError(f"study {study.name!r} is registered twice")
+    _REGISTRY[study.name] = study
+    return study
+
+
+def names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> Study:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(names()) or "none"
+        raise UnknownStudy(f"unknown study {name!r}; known studies: {known}") from None
+
+
+def scenarios_dir() -> Path:
+    """The shipped scenario files: $CNSIM_SCENARIOS, else the repository's `scenarios/`."""
+    env = os.environ.get("CNSIM_SCENARIOS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "scenarios"
+        if candidate.is_dir():
+            return candidate
+    return Path.cwd() / "scenarios"
+
+
+def scenario_path(relative: str) -> Path:
+    return scenarios_dir() / relative
+
+
+# Studies register themselves on import.
+from . import baseline  # noqa: E402,F401
