@@ -110,6 +110,11 @@ def render(
         parts.extend(f"<li>{html.escape(f)}</li>" for f in spec.findings)
         parts.append("</ul>")
 
+    if spec.differences:
+        parts.append("<h3>Where we differ, and why</h3><ul>")
+        parts.extend(f"<li>{html.escape(d)}</li>" for d in spec.differences)
+        parts.append("</ul>")
+
     parts.append("<h2>Views</h2>")
     first = {v: rs[0] for v, rs in runs.items() if rs}
     labels = [f"{v} (seed {r.summary.get('seed')})" for v, r in first.items()]

@@ -65,6 +65,8 @@ class Study:
     views: Sequence[View]
     #: what the study concluded, in its own words (paraphrased)
     findings: Sequence[str] = ()
+    #: where and why our results differ from the published ones
+    differences: Sequence[str] = ()
     #: extra figures drawn from all runs (title, function returning a matplotlib figure)
     extra_figures: Sequence[tuple[str, Callable[[Runs], Any]]] = field(default_factory=tuple)
 
