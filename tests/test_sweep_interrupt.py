@@ -28,6 +28,8 @@ def _timing_free(frame: pd.DataFrame) -> pd.DataFrame:
 def _snapshot(out: Path) -> dict[str, tuple[int, int]]:
     snap = {}
     for d in (out / "points").iterdir():
+        if d.name.startswith("."):
+            continue  # a point being saved (temporary name): not complete
         s = d / "summary.json"
         if d.is_dir() and s.is_file():
             st = s.stat()
