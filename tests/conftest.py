@@ -19,6 +19,24 @@ FAST = {"duration": "20ms"}
 FAST_SET = [f"--set=duration={FAST['duration']}"]
 
 
+def timing_free(frame):
+    """A sweep summary without its wall-time column (the only field allowed to differ between runs)."""
+    return frame.drop(columns=["wall_time_s"]).reset_index(drop=True)
+
+
+def point_snapshot(out: Path) -> dict[str, tuple[int, int]]:
+    """(inode, mtime_ns) of every complete point's summary.json in a sweep directory."""
+    snap = {}
+    for d in (out / "points").iterdir():
+        if d.name.startswith("."):
+            continue  # a point being saved (temporary name): not complete
+        s = d / "summary.json"
+        if d.is_dir() and s.is_file():
+            st = s.stat()
+            snap[d.name] = (st.st_ino, st.st_mtime_ns)
+    return snap
+
+
 @dataclass
 class CliOutcome:
     code: int

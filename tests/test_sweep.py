@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import NO_CM, PAUSE, ROOT
+from conftest import NO_CM, PAUSE, ROOT, point_snapshot, timing_free
 
 import cnsim
 from cnsim import points as pts
@@ -26,19 +26,6 @@ LOAD = "sources[C1->S1].load"
 PAUSE_TABLE = '{ mode = "global", xoff = "136192B", xon = "123392B" }'
 
 
-def _timing_free(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop(columns=["wall_time_s"]).reset_index(drop=True)
-
-
-def _snapshot(out: Path) -> dict[str, tuple[int, int]]:
-    """(inode, mtime_ns) of every complete point's summary.json."""
-    snap = {}
-    for d in (out / "points").iterdir():
-        s = d / "summary.json"
-        if d.is_dir() and s.is_file():
-            st = s.stat()
-            snap[d.name] = (st.st_ino, st.st_mtime_ns)
-    return snap
 
 
 # --------------------------------------------------------------------------- values and command-line syntax
@@ -312,7 +299,7 @@ def test_sweep_json_describes_the_sweep(local_sweep):
 
 def test_rerun_computes_nothing_and_rewrites_the_summary(local_sweep, monkeypatch):
     out, frame = local_sweep
-    before = _snapshot(out)
+    before = point_snapshot(out)
     (out / "summary.csv").unlink()
 
     def must_not_run(*args, **kwargs):
@@ -320,7 +307,7 @@ def test_rerun_computes_nothing_and_rewrites_the_summary(local_sweep, monkeypatc
 
     monkeypatch.setattr(SWEEP_MODULE, "run_point", must_not_run)
     again = cnsim.sweep([NO_CM, PAUSE], axes={LOAD: [0.3, 0.4]}, seeds=2, set=SHORT, out=out, jobs=2)
-    assert _snapshot(out) == before
+    assert point_snapshot(out) == before
     pd.testing.assert_frame_equal(again, frame)
     assert (out / "summary.csv").is_file()
     assert again.attrs["done_before"] == 8 and again.attrs["ran"] == 0
@@ -331,11 +318,11 @@ def test_extending_a_sweep_runs_only_the_new_points(tmp_path, cli):
     r = cli("sweep", NO_CM, "--set", "duration=8ms", "--seeds", "2", "--out", out, "--quiet")
     assert r.code == 0, r.output
     assert r.out == ""
-    before = _snapshot(out)
+    before = point_snapshot(out)
     r = cli("sweep", NO_CM, "--set", "duration=8ms", "--seeds", "3", "--out", out)
     assert r.code == 0, r.output
     assert "3 points, 3 ok (2 done before), 0 failed" in r.out
-    after = _snapshot(out)
+    after = point_snapshot(out)
     assert len(after) == 3
     assert {k: after[k] for k in before} == before
 
@@ -350,7 +337,7 @@ def test_cli_sweep_matches_api(tmp_path, cli, local_sweep):
     assert r.code == 0, r.output
     assert f"{out}: 8 points, 8 ok (0 done before), 0 failed" in r.out
     assert r.err == ""
-    pd.testing.assert_frame_equal(_timing_free(cnsim.load_sweep(out)), _timing_free(frame))
+    pd.testing.assert_frame_equal(timing_free(cnsim.load_sweep(out)), timing_free(frame))
     doc = json.loads((out / "sweep.json").read_text())
     assert doc["command"][:3] == ["cnsim", "sweep", str(NO_CM)]
 
@@ -406,7 +393,7 @@ def test_failing_point_is_recorded_and_retried(tmp_path, cli, monkeypatch):
         assert not (out / "points" / pid).exists()
         with pytest.raises(ResultError, match="failed"):
             cnsim.load_point(out, pid)
-    done = _snapshot(out)
+    done = point_snapshot(out)
     assert len(done) == 4
 
     monkeypatch.setattr(SWEEP_MODULE, "run_point", real)
@@ -415,7 +402,7 @@ def test_failing_point_is_recorded_and_retried(tmp_path, cli, monkeypatch):
     frame = cnsim.load_sweep(out)
     assert (frame.status == "ok").all()
     assert not list((out / "points").glob("*.error.json"))
-    after = _snapshot(out)
+    after = point_snapshot(out)
     assert {k: after[k] for k in done} == done and len(after) == 6
 
 

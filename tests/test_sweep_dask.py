@@ -7,11 +7,10 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import NO_CM, PAUSE
+from conftest import NO_CM, PAUSE, point_snapshot, timing_free
 
 import cnsim
 
@@ -23,18 +22,6 @@ SWEEP = dict(axes={LOAD: [0.3, 0.4]}, seeds=3, set={"duration": "8ms"})
 LONG = dict(seeds=12, set={"duration": "60ms"})
 
 
-def _timing_free(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop(columns=["wall_time_s"]).reset_index(drop=True)
-
-
-def _snapshot(out: Path) -> dict[str, tuple[int, int]]:
-    snap = {}
-    for d in (out / "points").iterdir():
-        s = d / "summary.json"
-        if d.is_dir() and s.is_file():
-            st = s.stat()
-            snap[d.name] = (st.st_ino, st.st_mtime_ns)
-    return snap
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +42,7 @@ def test_dask_sweep_equals_local_sweep(tmp_path, client):
     local = cnsim.sweep([NO_CM, PAUSE], out=tmp_path / "local", jobs=2, **SWEEP)
     remote = cnsim.sweep([NO_CM, PAUSE], out=tmp_path / "dask", dask=client, **SWEEP)
     assert len(remote) == 12 and (remote.status == "ok").all()
-    pd.testing.assert_frame_equal(_timing_free(remote), _timing_free(local))
+    pd.testing.assert_frame_equal(timing_free(remote), timing_free(local))
     for pid in local.point_id:
         a = cnsim.load_point(tmp_path / "local", pid)
         b = cnsim.load_point(tmp_path / "dask", pid)
@@ -110,12 +97,12 @@ def test_killed_worker_loses_nothing(tmp_path, client):
     thread = threading.Thread(target=run)
     thread.start()
     deadline = time.monotonic() + 60
-    while not (out / "points").is_dir() or len(_snapshot(out)) < 2:
+    while not (out / "points").is_dir() or len(point_snapshot(out)) < 2:
         assert time.monotonic() < deadline and thread.is_alive(), box
         time.sleep(0.005)
     victim_pid = before[min(before)]
     os.kill(victim_pid, signal.SIGKILL)
-    saved_when_killed = len(_snapshot(out))
+    saved_when_killed = len(point_snapshot(out))
     thread.join(120)
     assert not thread.is_alive()
     assert "error" not in box, box.get("error")
@@ -130,7 +117,7 @@ def test_killed_worker_loses_nothing(tmp_path, client):
 
     # Same results as an uninterrupted local run, and a re-run computes nothing.
     reference = cnsim.sweep([NO_CM, PAUSE], out=tmp_path / "reference", jobs=2, **LONG)
-    pd.testing.assert_frame_equal(_timing_free(frame), _timing_free(reference))
-    snap = _snapshot(out)
+    pd.testing.assert_frame_equal(timing_free(frame), timing_free(reference))
+    snap = point_snapshot(out)
     again = cnsim.sweep([NO_CM, PAUSE], out=out, dask=client, **LONG)
-    assert again.attrs["ran"] == 0 and _snapshot(out) == snap
+    assert again.attrs["ran"] == 0 and point_snapshot(out) == snap

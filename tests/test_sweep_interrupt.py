@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import NO_CM, ROOT
+from conftest import NO_CM, ROOT, point_snapshot, timing_free
 
 import cnsim
 
@@ -21,20 +21,6 @@ DURATION = "60ms"
 ARGS = ["sweep", str(NO_CM), "--seeds", str(SEEDS), "--set", f"duration={DURATION}", "--jobs", "1"]
 
 
-def _timing_free(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.drop(columns=["wall_time_s"]).reset_index(drop=True)
-
-
-def _snapshot(out: Path) -> dict[str, tuple[int, int]]:
-    snap = {}
-    for d in (out / "points").iterdir():
-        if d.name.startswith("."):
-            continue  # a point being saved (temporary name): not complete
-        s = d / "summary.json"
-        if d.is_dir() and s.is_file():
-            st = s.stat()
-            snap[d.name] = (st.st_ino, st.st_mtime_ns)
-    return snap
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +43,7 @@ def _start_and_stop(out: Path, sig: int, at_least: int = 3) -> tuple[int, str, d
     )
     try:
         deadline = time.monotonic() + 120
-        while not (out / "points").is_dir() or len(_snapshot(out)) < at_least:
+        while not (out / "points").is_dir() or len(point_snapshot(out)) < at_least:
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline
             time.sleep(0.005)
@@ -67,20 +53,20 @@ def _start_and_stop(out: Path, sig: int, at_least: int = 3) -> tuple[int, str, d
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return proc.returncode, stderr, _snapshot(out)
+    return proc.returncode, stderr, point_snapshot(out)
 
 
 def _resume_and_check(out: Path, saved: dict, reference: pd.DataFrame, cli) -> None:
     assert 0 < len(saved) < SEEDS, "the sweep was not interrupted in the middle"
     r = cli(*ARGS, "--out", out, "--quiet")
     assert r.code == 0, r.output
-    after = _snapshot(out)
+    after = point_snapshot(out)
     # every point exactly once, complete points not recomputed
     assert sorted(after) == sorted(reference.point_id)
     assert sorted(p.name for p in (out / "points").iterdir()) == sorted(reference.point_id)
     assert {k: after[k] for k in saved} == saved
     frame = cnsim.load_sweep(out)
-    pd.testing.assert_frame_equal(_timing_free(frame), _timing_free(reference))
+    pd.testing.assert_frame_equal(timing_free(frame), timing_free(reference))
     for pid in list(saved)[:2] + [p for p in after if p not in saved][:2]:
         assert cnsim.load_point(out, pid).equals(cnsim.load_point(Path(reference.attrs["out"]), pid))
 

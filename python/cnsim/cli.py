@@ -58,6 +58,18 @@ SET_OPTION = click.option(
 )
 
 
+JOBS_OPTION = click.option(
+    "--jobs", "-j", type=click.IntRange(1), default=None, help="Local threads (default: number of CPUs)."
+)
+DASK_OPTION = click.option(
+    "--dask",
+    "dask_address",
+    metavar="ADDRESS",
+    default=None,
+    help="Run on a Dask cluster: its scheduler's address (tcp://host:8786) or scheduler file.",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="cnsim", message="%(prog)s %(version)s")
 def cli() -> None:
@@ -179,14 +191,8 @@ def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
     default=None,
     help="Sweep directory (default: results/sweeps/<file stem>); re-running resumes it.",
 )
-@click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Local threads (default: number of CPUs).")
-@click.option(
-    "--dask",
-    "dask_address",
-    metavar="ADDRESS",
-    default=None,
-    help="Run on a Dask cluster: its scheduler's address (tcp://host:8786) or scheduler file.",
-)
+@JOBS_OPTION
+@DASK_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or report; only errors.")
 def sweep(
     files: tuple[str, ...],
@@ -274,8 +280,8 @@ def sweep(
     default=None,
     help="Sweep and report directory (default: results/reproduce/<study>[-quick]); re-running resumes it.",
 )
-@click.option("--jobs", "-j", type=click.IntRange(1), default=None, help="Local threads (default: number of CPUs).")
-@click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run on a Dask cluster (scheduler address or file).")
+@JOBS_OPTION
+@DASK_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar; only errors.")
 def reproduce(
     study: str | None,
