@@ -540,3 +540,9 @@ def test_load_point_unknown(tmp_path, local_sweep):
         cnsim.load_point(out, "nope-0000000000")
     with pytest.raises(ResultError, match="not a sweep directory"):
         cnsim.load_sweep(tmp_path)
+
+
+def test_a_dict_that_is_not_json_is_a_sweep_error(tmp_path):
+    with pytest.raises(cnsim.SweepError, match="not JSON-serialisable"):
+        cnsim.sweep({"duration": "1ms", "bad": object()}, out=tmp_path / "s")
+    assert not (tmp_path / "s").exists()

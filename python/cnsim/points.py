@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .api import DICT_ORIGIN, _toml_literal
+from .api import DICT_ORIGIN, _scenario_source, _toml_literal
 
 __all__ = [
     "Point",
@@ -498,9 +498,9 @@ def _sources(scenario: ScenarioInput, fixed: Mapping[str, Any]) -> list[_FileSpe
 def _read_source(label: str, item: Any) -> Source:
     if isinstance(item, Mapping):
         try:
-            text = json.dumps(item, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise SweepError(f"{DICT_ORIGIN}: scenario is not JSON-serialisable: {exc}") from None
+            text, _, _ = _scenario_source(item)
+        except _core.ScenarioError as exc:
+            raise SweepError(str(exc)) from None
         content = {k: v for k, v in item.items() if k != "sweep"}
         return Source(
             DICT_ORIGIN,
