@@ -69,11 +69,12 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-/// Finds where a field path sits in the source text.
+/// Finds where a field path sits in the source text. The text is parsed a
+/// second time (keeping spans) only when an error needs a location.
 pub struct Locator {
     origin: String,
     text: String,
-    doc: Option<toml_edit::Document<String>>,
+    doc: std::cell::OnceCell<Option<toml_edit::Document<String>>>,
 }
 
 impl Locator {
@@ -81,7 +82,7 @@ impl Locator {
         Locator {
             origin: origin.to_string(),
             text: text.to_string(),
-            doc: toml_edit::Document::parse(text.to_string()).ok(),
+            doc: std::cell::OnceCell::new(),
         }
     }
 
@@ -90,7 +91,7 @@ impl Locator {
         Locator {
             origin: origin.to_string(),
             text: String::new(),
-            doc: None,
+            doc: std::cell::OnceCell::new(),
         }
     }
 
@@ -112,7 +113,10 @@ impl Locator {
 
     /// Span of the deepest existing item along `path`.
     fn span_of(&self, path: &FieldPath) -> Option<std::ops::Range<usize>> {
-        let doc = self.doc.as_ref()?;
+        let doc = self
+            .doc
+            .get_or_init(|| toml_edit::Document::parse(self.text.clone()).ok())
+            .as_ref()?;
         walk_item(doc.as_item(), &path.0, None)
     }
 
