@@ -525,6 +525,8 @@ impl Simulator {
             if !room {
                 self.sources[s as usize].blocked = true;
                 h.waiting.push_back(s);
+                // Frames handed over before the stop may sit on an idle link.
+                self.try_start(port);
                 return false;
             }
             p.queue.push_back(Frame {

@@ -125,3 +125,43 @@ fn a_periodic_service_schedule_alternates_the_drain_rate() {
         }
     }
 }
+
+#[test]
+fn a_source_that_stops_mid_transaction_still_starts_its_idle_link() {
+    // A 9 KB transaction meets a 3 KB high watermark on an idle host: the
+    // source stops after two frames, and those frames must still go out.
+    let hosts =
+        "[defaults.host]\negress = \"150KB\"\negress_high = \"3KB\"\negress_low = \"1.5KB\"\n";
+    let src = "[[sources]]\nhost = \"A\"\nto = \"S\"\nkind = \"transactions\"\ntransaction = \"9KB\"\nload = 0.1\n";
+    let r = run(&load_str(&star("", hosts, src)), Some(1));
+    assert_conservation(&r);
+    let f = flow(&r, "A->S");
+    assert!(
+        f.counters.volume.delivered_frames > 50,
+        "{:?}",
+        f.counters.volume
+    );
+    assert!(queue(&r, "A->SW").max_occupancy_bytes <= 3_000);
+}
+
+#[test]
+fn an_egress_buffer_smaller_than_a_frame_is_rejected() {
+    let hosts = "[defaults.host]\negress = \"1000B\"\n";
+    let src = "[[sources]]\nhost = \"A\"\nto = \"S\"\nload = 0.5\n";
+    let e = cnsim_core::scenario::load(
+        &star("", hosts, src),
+        "t.toml",
+        cnsim_core::Format::Toml,
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("sources[0]: a 1500 B frame does not fit"),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("egress buffer of host 'A' (1000 B)"),
+        "{e}"
+    );
+}

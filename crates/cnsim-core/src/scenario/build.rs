@@ -797,6 +797,27 @@ impl<'a> Builder<'a> {
                     )
                 }
             };
+            if let NodeKind::Host(HostSpec {
+                egress: Some(cap), ..
+            }) = &nodes[host].kind
+            {
+                let largest = if transaction > 0 {
+                    frame.min(transaction)
+                } else {
+                    frame
+                };
+                if largest > *cap {
+                    let fp = if s.frame.is_some() {
+                        p.key("frame")
+                    } else {
+                        p.clone()
+                    };
+                    return Err(self.err(
+                        &fp,
+                        format!("a {largest} B frame does not fit the egress buffer of host '{host_name}' ({cap} B)"),
+                    ));
+                }
+            }
             let line = link_rate_of(host, links);
             let load_src = pick(&s.load, p.key("load"), d.map(|d| &d.load), dp.key("load"));
             let rate_src = pick(&s.rate, p.key("rate"), d.map(|d| &d.rate), dp.key("rate"));
