@@ -3,6 +3,7 @@
 //! `ScenarioError` with its location.
 
 use super::error::{with_suggestion, FieldPath, Locator, ScenarioError};
+use super::repeat::Entry;
 use super::schema::*;
 use super::spec::*;
 use crate::units::{parse_rate, parse_size, parse_time, Rate, Time};
@@ -58,7 +59,7 @@ fn toml_error(loc: &Locator, e: toml::de::Error, field: String) -> ScenarioError
     loc.error_at(e.span().map(|s| s.start), field, msg)
 }
 
-struct Builder<'a> {
+pub(super) struct Builder<'a> {
     loc: &'a Locator,
     kb: u64,
 }
@@ -80,7 +81,7 @@ fn pick<'v, T>(
 }
 
 impl<'a> Builder<'a> {
-    fn err(&self, path: &FieldPath, msg: impl Into<String>) -> ScenarioError {
+    pub(super) fn err(&self, path: &FieldPath, msg: impl Into<String>) -> ScenarioError {
         self.loc.error(path, msg)
     }
 
@@ -100,8 +101,11 @@ impl<'a> Builder<'a> {
         v.map(|(s, p)| self.size(s, &p)).transpose()
     }
 
-    fn build(mut self, raw: RawScenario, origin: &str) -> Result<Scenario, ScenarioError> {
+    fn build(mut self, mut raw: RawScenario, origin: &str) -> Result<Scenario, ScenarioError> {
         let root = FieldPath::root();
+        // Replicated entries first: from here on every entry is a plain one,
+        // with the path (template and copy) its errors are reported at.
+        let entries = self.expand(&mut raw)?;
         if let Some(k) = raw.kilobyte {
             if k != 1000 && k != 1024 {
                 return Err(self.err(
@@ -134,7 +138,7 @@ impl<'a> Builder<'a> {
                 ),
             ));
         }
-        if raw.hosts.is_empty() && raw.switches.is_empty() {
+        if entries.hosts.is_empty() && entries.switches.is_empty() {
             return Err(self.loc.error_at(
                 None,
                 String::new(),
@@ -148,28 +152,33 @@ impl<'a> Builder<'a> {
         // Nodes: switches first, then hosts, in file order.
         let mut nodes: Vec<NodeSpec> = Vec::new();
         let mut by_name: HashMap<String, (usize, FieldPath)> = HashMap::new();
-        for (i, sw) in raw.switches.iter().enumerate() {
-            let p = root.key("switches").index(i);
-            let name = self.entry_name(&sw.name, &p, &mut by_name, nodes.len())?;
-            let spec = self.switch(sw, &p, defaults.switch.as_ref(), &dp.key("switch"))?;
+        for Entry { path: p, raw: sw } in &entries.switches {
+            let name = self.entry_name(&sw.name, p, &mut by_name, nodes.len())?;
+            let spec = self.switch(sw, p, defaults.switch.as_ref(), &dp.key("switch"))?;
             nodes.push(NodeSpec {
                 name,
                 kind: NodeKind::Switch(spec),
             });
         }
-        for (i, h) in raw.hosts.iter().enumerate() {
-            let p = root.key("hosts").index(i);
-            let name = self.entry_name(&h.name, &p, &mut by_name, nodes.len())?;
-            let spec = self.host(h, &p, defaults.host.as_ref(), &dp.key("host"))?;
+        for Entry { path: p, raw: h } in &entries.hosts {
+            let name = self.entry_name(&h.name, p, &mut by_name, nodes.len())?;
+            let spec = self.host(h, p, defaults.host.as_ref(), &dp.key("host"))?;
             nodes.push(NodeSpec {
                 name,
                 kind: NodeKind::Host(spec),
             });
         }
 
-        let links = self.links(&raw.links, &defaults, &nodes, &by_name)?;
-        let sources = self.sources(&raw.sources, &defaults, &nodes, &by_name, &links, duration)?;
-        check_connectivity(&self, &nodes, &links, &sources)?;
+        let links = self.links(&entries.links, &defaults, &nodes, &by_name)?;
+        let sources = self.sources(
+            &entries.sources,
+            &defaults,
+            &nodes,
+            &by_name,
+            &links,
+            duration,
+        )?;
+        check_connectivity(&self, &nodes, &links, &sources, &entries.sources)?;
         let seed = raw.seed.unwrap_or(1);
         let name = raw.name.clone().unwrap_or_else(|| {
             std::path::Path::new(origin)
@@ -287,7 +296,10 @@ impl<'a> Builder<'a> {
         if let Some((_, first)) = by_name.get(name) {
             return Err(self.err(
                 &p.key("name"),
-                format!("duplicate name '{name}' (first used at {first})"),
+                format!(
+                    "duplicate name '{name}' (first used at {})",
+                    first.describe()
+                ),
             ));
         }
         by_name.insert(name.clone(), (index, p.clone()));
@@ -580,7 +592,7 @@ impl<'a> Builder<'a> {
 
     fn links(
         &self,
-        raw: &[RawLink],
+        raw: &[Entry<RawLink>],
         defaults: &RawDefaults,
         nodes: &[NodeSpec],
         by_name: &HashMap<String, (usize, FieldPath)>,
@@ -589,12 +601,12 @@ impl<'a> Builder<'a> {
         let d = defaults.link.as_ref();
         let mut out = Vec::with_capacity(raw.len());
         let mut degree = vec![0usize; nodes.len()];
-        let mut pairs: HashMap<(usize, usize), usize> = HashMap::new();
-        for (i, l) in raw.iter().enumerate() {
-            let p = FieldPath::root().key("links").index(i);
-            let between = l.between.as_ref().ok_or_else(|| {
-                self.err(&p, "missing field 'between' (required: two node names)")
-            })?;
+        let mut pairs: HashMap<(usize, usize), &FieldPath> = HashMap::new();
+        for Entry { path: p, raw: l } in raw {
+            let between = l
+                .between
+                .as_ref()
+                .ok_or_else(|| self.err(p, "missing field 'between' (required: two node names)"))?;
             if between.len() != 2 {
                 return Err(self.err(
                     &p.key("between"),
@@ -620,12 +632,14 @@ impl<'a> Builder<'a> {
                 ));
             }
             let key = (ends[0].min(ends[1]), ends[0].max(ends[1]));
-            if let Some(first) = pairs.insert(key, i) {
+            if let Some(first) = pairs.insert(key, p) {
                 return Err(self.err(
                     &p.key("between"),
                     format!(
-                        "duplicate link between '{}' and '{}' (first is links[{first}])",
-                        between[0], between[1]
+                        "duplicate link between '{}' and '{}' (first is {})",
+                        between[0],
+                        between[1],
+                        first.describe()
                     ),
                 ));
             }
@@ -680,7 +694,7 @@ impl<'a> Builder<'a> {
     #[allow(clippy::too_many_arguments)]
     fn sources(
         &self,
-        raw: &[RawSource],
+        raw: &[Entry<RawSource>],
         defaults: &RawDefaults,
         nodes: &[NodeSpec],
         by_name: &HashMap<String, (usize, FieldPath)>,
@@ -690,18 +704,17 @@ impl<'a> Builder<'a> {
         let dp = FieldPath::root().key("defaults").key("source");
         let d = defaults.source.as_ref();
         let hosts: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].is_host()).collect();
-        let mut names: HashMap<String, usize> = HashMap::new();
+        let mut names: HashMap<String, &FieldPath> = HashMap::new();
         let mut out = Vec::with_capacity(raw.len());
-        for (i, s) in raw.iter().enumerate() {
-            let p = FieldPath::root().key("sources").index(i);
+        for Entry { path: p, raw: s } in raw {
             let host_name = s
                 .host
                 .as_ref()
-                .ok_or_else(|| self.err(&p, "missing field 'host' (required)"))?;
+                .ok_or_else(|| self.err(p, "missing field 'host' (required)"))?;
             let host = self.host_index(host_name, &p.key("host"), nodes, by_name)?;
             let to = s.to.as_ref().ok_or_else(|| {
                 self.err(
-                    &p,
+                    p,
                     "missing field 'to' (required: a host, a list of hosts or \"*\")",
                 )
             })?;
@@ -777,7 +790,7 @@ impl<'a> Builder<'a> {
             ) {
                 (SourceKind::Transactions, None) => {
                     return Err(self.err(
-                        &p,
+                        p,
                         "missing field 'transaction' (required for kind = \"transactions\")",
                     ))
                 }
@@ -844,7 +857,7 @@ impl<'a> Builder<'a> {
                     return Err(self.err(&lp, "give either 'load' or 'rate', not both"))
                 }
                 (None, None) => {
-                    return Err(self.err(&p, "missing field 'load' or 'rate' (one is required)"))
+                    return Err(self.err(p, "missing field 'load' or 'rate' (one is required)"))
                 }
             };
             let start = self
@@ -885,13 +898,19 @@ impl<'a> Builder<'a> {
                 Some(n) => n.clone(),
                 None => default_source_name(host_name, single),
             };
-            if let Some(first) = names.insert(name.clone(), i) {
+            if let Some(first) = names.insert(name.clone(), p) {
                 let np = if s.name.is_some() {
                     p.key("name")
                 } else {
                     p.clone()
                 };
-                return Err(self.err(&np, format!("duplicate source name '{name}' (first is sources[{first}]); give each source a 'name'")));
+                return Err(self.err(
+                    &np,
+                    format!(
+                        "duplicate source name '{name}' (first is {}); give each source a 'name'",
+                        first.describe()
+                    ),
+                ));
             }
             out.push(SourceSpec {
                 name,
@@ -979,7 +998,7 @@ fn link_rate_of(host: usize, links: &[LinkSpec]) -> Rate {
         .unwrap_or(DEFAULT_LINK_RATE)
 }
 
-fn unknown_name<'n>(what: &str, n: &str, known: impl Iterator<Item = &'n String>) -> String {
+pub(super) fn unknown_name<'n>(what: &str, n: &str, known: impl Iterator<Item = &'n String>) -> String {
     let best = known
         .map(|k| (strsim::jaro_winkler(n, k), k))
         .filter(|(s, _)| *s > 0.8)
@@ -991,17 +1010,19 @@ fn unknown_name<'n>(what: &str, n: &str, known: impl Iterator<Item = &'n String>
 }
 
 /// Every source must reach each of its destinations through switches only.
+/// `raw` are the entries the sources were built from, one each.
 fn check_connectivity(
     b: &Builder,
     nodes: &[NodeSpec],
     links: &[LinkSpec],
     sources: &[SourceSpec],
+    raw: &[Entry<RawSource>],
 ) -> Result<(), ScenarioError> {
     let table = crate::net::routing::Routes::compute(nodes, links);
-    for (i, s) in sources.iter().enumerate() {
+    for (s, entry) in sources.iter().zip(raw) {
         for (k, &d) in s.dsts.iter().enumerate() {
             if !table.reachable(s.host, d) {
-                let p = FieldPath::root().key("sources").index(i).key("to");
+                let p = entry.path.key("to");
                 let p = if s.dsts.len() > 1 { p.index(k) } else { p };
                 return Err(b.err(
                     &p,

@@ -8,6 +8,10 @@ use std::fmt;
 pub enum Seg {
     Key(String),
     Index(usize),
+    /// One copy of a replicated entry, e.g. "e=3, j=1". Not a step in the
+    /// document: the copy has no text of its own, so it is located at its
+    /// template, and its errors say which copy they are about.
+    Copy(String),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -27,6 +31,27 @@ impl FieldPath {
         p.0.push(Seg::Index(i));
         p
     }
+    /// The path of one copy of the entry at `self`.
+    pub fn copy(&self, label: &str) -> Self {
+        let mut p = self.clone();
+        p.0.push(Seg::Copy(label.to_string()));
+        p
+    }
+    /// Which copy of a replicated entry the path is in, if any.
+    pub fn copy_label(&self) -> Option<&str> {
+        self.0.iter().find_map(|s| match s {
+            Seg::Copy(c) => Some(c.as_str()),
+            _ => None,
+        })
+    }
+    /// The path with its copy, for messages that point at another entry:
+    /// "hosts[2], copy e=1".
+    pub fn describe(&self) -> String {
+        match self.copy_label() {
+            Some(c) => format!("{self}, copy {c}"),
+            None => self.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for FieldPath {
@@ -36,6 +61,8 @@ impl fmt::Display for FieldPath {
                 Seg::Key(k) if i == 0 => write!(f, "{k}")?,
                 Seg::Key(k) => write!(f, ".{k}")?,
                 Seg::Index(n) => write!(f, "[{n}]")?,
+                // Said in the message instead (see `Locator::error`).
+                Seg::Copy(_) => {}
             }
         }
         Ok(())
@@ -91,7 +118,9 @@ impl Locator {
         Locator {
             origin: origin.to_string(),
             text: String::new(),
-            doc: std::cell::OnceCell::new(),
+            // No document, so no spans: the empty text would parse as an
+            // empty TOML document and put every error at 1:1.
+            doc: std::cell::OnceCell::from(None),
         }
     }
 
@@ -117,16 +146,28 @@ impl Locator {
             .doc
             .get_or_init(|| toml_edit::Document::parse(self.text.clone()).ok())
             .as_ref()?;
-        walk_item(doc.as_item(), &path.0, None)
+        let segs: Vec<Seg> = path
+            .0
+            .iter()
+            .filter(|s| !matches!(s, Seg::Copy(_)))
+            .cloned()
+            .collect();
+        walk_item(doc.as_item(), &segs, None)
     }
 
+    /// An error at `path`; in a copy of a replicated entry, located at the
+    /// template and ending with the copy, e.g. " (copy e=3, j=1)".
     pub fn error(&self, path: &FieldPath, message: impl Into<String>) -> ScenarioError {
         let line_col = self.span_of(path).map(|s| self.line_col(s.start));
+        let mut message = message.into();
+        if let Some(c) = path.copy_label() {
+            message = format!("{message} (copy {c})");
+        }
         ScenarioError {
             origin: self.origin.clone(),
             line_col,
             field: path.to_string(),
-            message: message.into(),
+            message,
         }
     }
 

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod error;
 pub mod overrides;
+mod repeat;
 pub mod schema;
 pub mod spec;
 

@@ -2,7 +2,9 @@
 //!
 //! Keys are dotted paths with array selectors: `duration`,
 //! `defaults.switch.buffer`, `links[0].rate`, `switches[CORE].latency`
-//! (an array element chosen by its `name`). Values are TOML literals
+//! (an array element chosen by its `name`, which may contain dots:
+//! `hosts[C1.2].egress`; in a file with replicated entries, the name of a
+//! template as written: `hosts[C{e}.{j}].egress`). Values are TOML literals
 //! (`3`, `0.5`, `true`, `["a", "b"]`); anything else is taken as a string
 //! (`20ms`, `150KB`). Missing tables on the way are created.
 
@@ -24,9 +26,28 @@ fn fail(key: &str, msg: impl Into<String>) -> ScenarioError {
     }
 }
 
+/// Splits a key at the dots outside `[...]`.
+fn split_parts(key: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut in_selector) = (0, false);
+    for (i, c) in key.char_indices() {
+        match c {
+            '[' => in_selector = true,
+            ']' => in_selector = false,
+            '.' if !in_selector => {
+                parts.push(&key[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&key[start..]);
+    parts
+}
+
 fn parse_path(key: &str) -> Result<Vec<Step>, ScenarioError> {
     let mut steps = Vec::new();
-    for part in key.split('.') {
+    for part in split_parts(key) {
         let (name, mut rest) = match part.find('[') {
             Some(i) => (&part[..i], &part[i..]),
             None => (part, ""),
@@ -262,5 +283,25 @@ fn set_json(
             }
             set_json(&mut arr[i], rest, key, value)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_may_contain_dots_and_braces() {
+        let steps = parse_path("hosts[C{e}.{j}].repeat.e").unwrap();
+        assert_eq!(
+            steps,
+            [
+                Step::Key("hosts".into()),
+                Step::Named("C{e}.{j}".into()),
+                Step::Key("repeat".into()),
+                Step::Key("e".into()),
+            ]
+        );
+        assert!(parse_path("hosts[C1.1.egress").is_err());
     }
 }

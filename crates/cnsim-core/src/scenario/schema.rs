@@ -16,6 +16,8 @@ pub struct RawScenario {
     pub kilobyte: Option<u64>,
     /// Width of a metrics bin, e.g. "100us".
     pub bin: Option<String>,
+    /// Integer parameters that `repeat` counts may name: `edges = 4`.
+    pub params: Option<std::collections::BTreeMap<String, serde_json::Value>>,
     pub defaults: Option<RawDefaults>,
     #[serde(default)]
     pub switches: Vec<RawSwitch>,
@@ -48,6 +50,14 @@ pub struct RawSweep {
     pub axes: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
 }
 
+/// `repeat = { e = "edges", j = 2 }`: one copy of the entry per combination
+/// of the variables, each counting from 1 to a parameter or a literal count.
+/// Values stay untyped here so that a bad count gets a located message of
+/// our own (see `repeat.rs`). A sorted map: tables have no order in TOML
+/// (nor once a dict has been through an override), so the variables nest in
+/// the order of their names.
+pub type RawRepeat = std::collections::BTreeMap<String, serde_json::Value>;
+
 /// Defaults for every entry of a kind. The tables take the same fields as the
 /// entries themselves (without names, endpoints or destinations).
 #[derive(Debug, Default, Deserialize)]
@@ -65,6 +75,7 @@ pub struct RawLink {
     pub between: Option<Vec<String>>,
     pub rate: Option<String>,
     pub delay: Option<String>,
+    pub repeat: Option<RawRepeat>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -101,6 +112,7 @@ pub struct RawPause {
 #[serde(deny_unknown_fields)]
 pub struct RawSwitch {
     pub name: Option<String>,
+    pub repeat: Option<RawRepeat>,
     pub latency: Option<String>,
     pub response_time: Option<String>,
     pub buffer: Option<String>,
@@ -125,6 +137,7 @@ pub struct RawService {
 #[serde(deny_unknown_fields)]
 pub struct RawHost {
     pub name: Option<String>,
+    pub repeat: Option<RawRepeat>,
     /// Egress buffer size, or "unlimited".
     pub egress: Option<String>,
     /// The source stops producing at this occupancy (default: when the next frame does not fit).
@@ -155,6 +168,7 @@ pub enum Destinations {
 #[serde(deny_unknown_fields)]
 pub struct RawSource {
     pub name: Option<String>,
+    pub repeat: Option<RawRepeat>,
     pub host: Option<String>,
     /// A host name, a list of host names, or "*" for every other host.
     pub to: Option<Destinations>,
