@@ -7,7 +7,9 @@ A result directory holds::
     queues.parquet               one row per output queue ("NODE->PEER")
     flow_throughput.parquet      time_s, flow, offered_gbps, delivered_gbps
     link_throughput.parquet      time_s, queue, gbps
-    queue_occupancy.parquet      time_s, queue, mean_bytes, max_bytes, drops
+    queue_occupancy.parquet      time_s, queue, mean_bytes, max_bytes, drops, xoff
+    rate_limiters.parquet        time_s, flow, rate_gbps, queue_mean_bytes, queue_max_bytes
+                                 (rows only with a congestion-notification scheme)
     figures/                     only if plots were asked for
 
 Time series are long-format with one row per (bin, flow|queue); ``time_s`` is
@@ -29,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 SUMMARY_FILE = "summary.json"
-TABLES = ("flows", "queues", "flow_throughput", "link_throughput", "queue_occupancy")
+TABLES = ("flows", "queues", "flow_throughput", "link_throughput", "queue_occupancy", "rate_limiters")
+_RL_COLUMNS = ("time_s", "flow", "rate_gbps", "queue_mean_bytes", "queue_max_bytes")
 FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
@@ -61,7 +64,13 @@ class Result:
     link_throughput : DataFrame
         time_s, queue, gbps (bytes that left that output port).
     queue_occupancy : DataFrame
-        time_s, queue, mean_bytes (time-averaged), max_bytes, drops (frames).
+        time_s, queue, mean_bytes (time-averaged), max_bytes, drops (frames),
+        xoff (XOFF PAUSE frames this port sent upstream).
+    rate_limiters : DataFrame
+        time_s, flow, rate_gbps (time-averaged rate of the flow's rate limiter;
+        the line rate while none is installed), queue_mean_bytes and
+        queue_max_bytes (the limiter's queue). Empty without a
+        congestion-notification scheme.
     path : Path or None
         The directory this result was saved to or loaded from.
     """
@@ -74,6 +83,7 @@ class Result:
         flow_throughput: pd.DataFrame,
         link_throughput: pd.DataFrame,
         queue_occupancy: pd.DataFrame,
+        rate_limiters: pd.DataFrame | None = None,
         path: Path | None = None,
     ) -> None:
         self.summary = summary
@@ -82,6 +92,7 @@ class Result:
         self.flow_throughput = flow_throughput
         self.link_throughput = link_throughput
         self.queue_occupancy = queue_occupancy
+        self.rate_limiters = rate_limiters if rate_limiters is not None else _empty_rate_limiters()
         self.path = path
 
     # ------------------------------------------------------------------ accessors
@@ -153,6 +164,7 @@ class Result:
         occ_mean = _matrix(raw["queue_occ_mean"], n_queues, n_bins, np.float64)
         occ_max = _matrix(raw["queue_occ_max"], n_queues, n_bins, np.uint64)
         drops = _matrix(raw["queue_drops"], n_queues, n_bins, np.uint64)
+        xoff = _matrix(raw["queue_xoff"], n_queues, n_bins, np.uint64)
 
         to_gbps = 8.0 / bin_s / 1e9
         times = np.arange(n_bins, dtype=np.float64) * bin_s
@@ -186,9 +198,24 @@ class Result:
                 "mean_bytes": occ_mean.ravel(),
                 "max_bytes": occ_max.ravel().astype(np.int64),
                 "drops": drops.ravel().astype(np.int64),
+                "xoff": xoff.ravel().astype(np.int64),
             }
         )
-        return cls(summary, flows, queues, flow_throughput, link_throughput, queue_occupancy)
+        rate_limiters = _empty_rate_limiters()
+        rl_rate = np.asarray(raw.get("flow_rl_rate_mean", ()), dtype=np.float64)
+        if rl_rate.size:
+            rl_occ = _matrix(raw["flow_rl_occ_mean"], n_flows, n_bins, np.float64)
+            rl_max = _matrix(raw["flow_rl_occ_max"], n_flows, n_bins, np.uint64)
+            rate_limiters = pd.DataFrame(
+                {
+                    "time_s": np.tile(times, n_flows),
+                    "flow": np.repeat(flow_names, n_bins),
+                    "rate_gbps": _matrix(rl_rate, n_flows, n_bins, np.float64).ravel() / 1e9,
+                    "queue_mean_bytes": rl_occ.ravel(),
+                    "queue_max_bytes": rl_max.ravel().astype(np.int64),
+                }
+            )
+        return cls(summary, flows, queues, flow_throughput, link_throughput, queue_occupancy, rate_limiters)
 
     # ------------------------------------------------------------------ persistence
 
@@ -271,6 +298,18 @@ def _comparable_summary(summary: Mapping[str, Any], ignore_timing: bool) -> dict
         for key in _TIMING_KEYS:
             out.pop(key, None)
     return out
+
+
+def _empty_rate_limiters() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "time_s": pd.Series(dtype=np.float64),
+            "flow": pd.Series(dtype=object),
+            "rate_gbps": pd.Series(dtype=np.float64),
+            "queue_mean_bytes": pd.Series(dtype=np.float64),
+            "queue_max_bytes": pd.Series(dtype=np.int64),
+        }
+    )
 
 
 def _meta_frame(meta: Mapping[str, Sequence[str]], columns: Sequence[str]) -> pd.DataFrame:

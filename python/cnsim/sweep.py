@@ -72,6 +72,7 @@ TOTALS = (
     "in_flight_frames",
     "in_flight_bytes",
     "pause_frames_sent",
+    "notifications_sent",
 )
 #: Columns that are not axes, before and after the axis columns.
 LEADING_COLUMNS = ("point_id", "variant", "scenario")

@@ -2,6 +2,7 @@
 //! data-center Ethernet. Integer picosecond time, one event heap, arenas with
 //! typed ids, a random stream per component.
 
+pub mod cm;
 pub mod engine;
 pub mod flowctl;
 pub mod metrics;

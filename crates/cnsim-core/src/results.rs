@@ -58,6 +58,8 @@ pub struct FlowCounters {
     pub latency_min_ps: u64,
     pub latency_max_ps: u64,
     pub latency_sum_ps: u64,
+    /// Times a congestion notification installed a rate limiter for this flow.
+    pub rl_installs: u64,
 }
 
 impl FlowCounters {
@@ -87,6 +89,12 @@ pub struct QueueCounters {
     pub xoff_sent: u64,
     /// Time this port's transmitter spent paused.
     pub paused_time: Time,
+    /// Congestion notifications this queue's congestion point sent.
+    pub cn_negative: u64,
+    pub cn_positive: u64,
+    pub cn_stop: u64,
+    /// Notifications dropped at this queue (buffer full).
+    pub cn_dropped: u64,
 }
 
 /// Row-major matrices: flows × bins and queues × bins.
@@ -98,8 +106,47 @@ pub struct Series {
     pub flow_rx_bytes: Vec<u64>,
     pub queue_tx_bytes: Vec<u64>,
     pub queue_drops: Vec<u64>,
+    /// XOFF frames sent (a port pausing its upstream neighbour).
+    pub queue_xoff: Vec<u64>,
     pub queue_occ_mean: Vec<f64>,
     pub queue_occ_max: Vec<u64>,
+    /// Flows × bins, only with a congestion-notification scheme (else
+    /// empty): the rate limiter's rate (bit/s; the line rate when none is
+    /// installed) and its queue (bytes).
+    pub flow_rl_rate_mean: Vec<f64>,
+    pub flow_rl_occ_mean: Vec<f64>,
+    pub flow_rl_occ_max: Vec<u64>,
+}
+
+/// Time to stability of one queue (PROTOCOLS.md section 7): the onset is
+/// the first time it exceeds the threshold, stability the first time after
+/// that it falls below it.
+#[derive(Debug, Clone, Copy)]
+pub struct StabilityWatch {
+    pub queue: u32,
+    pub threshold: u64,
+    pub onset: Option<Time>,
+    pub stable: Option<Time>,
+}
+
+impl StabilityWatch {
+    pub fn new(queue: u32, threshold: u64) -> Self {
+        StabilityWatch {
+            queue,
+            threshold,
+            onset: None,
+            stable: None,
+        }
+    }
+
+    #[inline]
+    pub fn observe(&mut self, t: Time, occupancy: u64) {
+        match (self.onset, self.stable) {
+            (None, _) if occupancy > self.threshold => self.onset = Some(t),
+            (Some(_), None) if occupancy < self.threshold => self.stable = Some(t),
+            _ => {}
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -125,6 +172,10 @@ pub struct QueueSummary {
     pub pause_frames_sent: u64,
     pub xoff_sent: u64,
     pub paused_time_s: f64,
+    pub cn_negative: u64,
+    pub cn_positive: u64,
+    pub cn_stop: u64,
+    pub cn_dropped: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -132,6 +183,75 @@ pub struct Totals {
     #[serde(flatten)]
     pub volume: Volume,
     pub pause_frames_sent: u64,
+    /// Congestion notifications sent by all congestion points.
+    pub notifications_sent: u64,
+}
+
+/// Fairness of flows' delivered rates R_i over a window against a target T
+/// (PROTOCOLS.md section 7).
+#[derive(Debug, Clone, Serialize)]
+pub struct Fairness {
+    pub flows: Vec<String>,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub target_bps: f64,
+    pub rates_bps: Vec<f64>,
+    /// max_i |R_i − T| / T
+    pub dev_max: f64,
+    /// min_i |R_i − T| / T
+    pub dev_min: f64,
+    /// mean_i |R_i − T| / T
+    pub dev_mean: f64,
+    /// sqrt(mean_i (R_i − T)²) / T
+    pub dev_rms: f64,
+    /// Jain's index (Σ R_i)² / (N Σ R_i²), in [1/N, 1].
+    pub jain: f64,
+}
+
+impl Fairness {
+    pub fn compute(
+        flows: Vec<String>,
+        rates_bps: Vec<f64>,
+        target_bps: f64,
+        start: Time,
+        end: Time,
+    ) -> Fairness {
+        let n = rates_bps.len() as f64;
+        let dev: Vec<f64> = rates_bps
+            .iter()
+            .map(|r| (r - target_bps).abs() / target_bps)
+            .collect();
+        let sum: f64 = rates_bps.iter().sum();
+        let sum_sq: f64 = rates_bps.iter().map(|r| r * r).sum();
+        Fairness {
+            flows,
+            start_s: start.as_secs_f64(),
+            end_s: end.as_secs_f64(),
+            target_bps,
+            dev_max: dev.iter().copied().fold(0.0, f64::max),
+            dev_min: dev.iter().copied().fold(f64::INFINITY, f64::min),
+            dev_mean: dev.iter().sum::<f64>() / n,
+            dev_rms: (dev.iter().map(|d| d * d).sum::<f64>() / n).sqrt(),
+            jain: if sum_sq > 0.0 {
+                sum * sum / (n * sum_sq)
+            } else {
+                0.0
+            },
+            rates_bps,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Stability {
+    pub queue: String,
+    pub threshold_bytes: u64,
+    /// First time the queue exceeded the threshold (null: never).
+    pub onset_s: Option<f64>,
+    /// First time after the onset it fell below the threshold (null: never).
+    pub stable_s: Option<f64>,
+    /// stable_s − onset_s.
+    pub time_to_stability_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -151,6 +271,8 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub queues: Vec<QueueSummary>,
     pub plot: PlotSpec,
+    pub fairness: Option<Fairness>,
+    pub stability: Option<Stability>,
 }
 
 #[derive(Debug, Clone)]
@@ -179,6 +301,7 @@ impl RunResult {
         flows: Vec<FlowCounters>,
         queues: Vec<QueueCounters>,
         series: Series,
+        stability: Option<StabilityWatch>,
     ) -> RunResult {
         let names = sc.queue_names();
         let flow_specs = sc.flows();
@@ -188,6 +311,39 @@ impl RunResult {
             totals.volume.add(&f.volume);
         }
         totals.pause_frames_sent = queues.iter().map(|q| q.pause_frames_sent).sum();
+        totals.notifications_sent = queues
+            .iter()
+            .map(|q| q.cn_negative + q.cn_positive + q.cn_stop)
+            .sum();
+        let fairness = sc.metrics.fairness.as_ref().map(|fs| {
+            let window_bins = (fs.start.0 / sc.bin.0) as usize..(fs.end.0 / sc.bin.0) as usize;
+            let seconds = (fs.end - fs.start).as_secs_f64();
+            let rates = fs
+                .flows
+                .iter()
+                .map(|&f| {
+                    let row = &series.flow_rx_bytes[f * series.n_bins..(f + 1) * series.n_bins];
+                    row[window_bins.clone()].iter().sum::<u64>() as f64 * 8.0 / seconds
+                })
+                .collect();
+            let names = fs
+                .flows
+                .iter()
+                .map(|&f| flow_specs[f].name.clone())
+                .collect();
+            Fairness::compute(names, rates, fs.target.0 as f64, fs.start, fs.end)
+        });
+        let stability = stability.map(|w| {
+            let onset = w.onset.map(|t| t.as_secs_f64());
+            let stable = w.stable.map(|t| t.as_secs_f64());
+            Stability {
+                queue: names[w.queue as usize].clone(),
+                threshold_bytes: w.threshold,
+                onset_s: onset,
+                stable_s: stable,
+                time_to_stability_s: onset.zip(stable).map(|(a, b)| b - a),
+            }
+        });
         let flow_summaries = flow_specs
             .iter()
             .zip(&flows)
@@ -224,6 +380,10 @@ impl RunResult {
                     pause_frames_sent: q.pause_frames_sent,
                     xoff_sent: q.xoff_sent,
                     paused_time_s: q.paused_time.as_secs_f64(),
+                    cn_negative: q.cn_negative,
+                    cn_positive: q.cn_positive,
+                    cn_stop: q.cn_stop,
+                    cn_dropped: q.cn_dropped,
                 }
             })
             .collect();
@@ -244,6 +404,8 @@ impl RunResult {
             flows: flow_summaries,
             queues: queue_summaries,
             plot: sc.plot.clone(),
+            fairness,
+            stability,
         };
         RunResult {
             summary,

@@ -6,14 +6,16 @@
 //! `Arrive` after the propagation delay plus the receiving switch's latency
 //! (admission into the next output queue, or delivery at a host).
 
-use crate::engine::rng::{component_key, stream};
+use crate::cm::bcn::{self, BcnParams, CongestionPoint, Feedback};
+use crate::engine::rng::{component_key, stream, Stream};
 use crate::engine::{EventClass, EventQueue};
 use crate::flowctl::pause::{pause_duration, PauseEffect};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::frame::{Frame, FrameKind, PAUSE_FRAME_BYTES, XOFF_QUANTA};
 use crate::net::port::{Port, TxState};
+use crate::net::rate_limiter::{RateLimiter, NO_CP};
 use crate::net::routing::{adjacency, Routes, NO_ROUTE};
-use crate::results::{FlowCounters, QueueCounters, RunResult, Series};
+use crate::results::{FlowCounters, QueueCounters, RunResult, Series, StabilityWatch};
 use crate::scenario::schema::{PauseMode, SourceKind};
 use crate::scenario::spec::{BufferModel, NodeKind, PauseSpec, Scenario};
 use crate::traffic::source::{Source, SourceParams};
@@ -46,12 +48,41 @@ pub enum RunError {
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    TxDone { port: u32 },
-    Arrive { port: u32, frame: Frame },
-    PauseRx { port: u32, quanta: u16 },
-    PauseExpire { port: u32, generation: u32 },
-    PauseRefresh { port: u32, generation: u32 },
-    SourceFire { source: u32 },
+    TxDone {
+        port: u32,
+    },
+    Arrive {
+        port: u32,
+        frame: Frame,
+    },
+    PauseRx {
+        port: u32,
+        quanta: u16,
+    },
+    PauseExpire {
+        port: u32,
+        generation: u32,
+    },
+    PauseRefresh {
+        port: u32,
+        generation: u32,
+    },
+    SourceFire {
+        source: u32,
+    },
+    /// A congestion notification takes effect at its flow's source.
+    Notify {
+        frame: Frame,
+    },
+    /// A rate limiter may release its next frame.
+    RlRelease {
+        flow: u32,
+    },
+    /// Self-increase tick of a rate limiter.
+    Drift {
+        flow: u32,
+        generation: u32,
+    },
 }
 
 impl EventClass for Event {
@@ -60,7 +91,12 @@ impl EventClass for Event {
     fn class(&self) -> u8 {
         match self {
             Event::TxDone { .. } => 0,
-            Event::PauseRx { .. } | Event::PauseExpire { .. } | Event::PauseRefresh { .. } => 1,
+            Event::PauseRx { .. }
+            | Event::PauseExpire { .. }
+            | Event::PauseRefresh { .. }
+            | Event::Notify { .. }
+            | Event::RlRelease { .. }
+            | Event::Drift { .. } => 1,
             Event::Arrive { .. } => 2,
             Event::SourceFire { .. } => 3,
         }
@@ -81,8 +117,12 @@ struct HostState {
     low: u64,
     /// Sources stop until occupancy is at or below `low`.
     stopped: bool,
-    /// Sources waiting for egress space, in the order they blocked.
+    /// Sources waiting for egress or rate-limiter space, in the order they blocked.
     waiting: VecDeque<u32>,
+    /// Rate limiters (by flow) waiting for egress space.
+    stalled: VecDeque<u32>,
+    /// Delay before a received notification takes effect.
+    response_time: Time,
 }
 
 enum Role {
@@ -110,9 +150,27 @@ pub struct Simulator {
     flow_rx: BinnedSum,
     queue_tx: BinnedSum,
     queue_drops: BinnedSum,
+    /// XOFF frames sent per port and bin.
+    queue_xoff: BinnedSum,
     queue_occ: BinnedLevel,
     n_events: u64,
     frame_hops: u64,
+    /// Congestion-notification parameters, if a scheme is configured.
+    bcn: Option<BcnParams>,
+    /// Per port: its congestion point (empty without a scheme).
+    cps: Vec<Option<CongestionPoint>>,
+    /// Per flow: its rate limiter (empty without a scheme).
+    limiters: Vec<RateLimiter>,
+    /// Per flow: the random stream of its reaction point (BCN(0,0) stop times).
+    rp_rng: Vec<Stream>,
+    /// Per flow: host number and node of its source.
+    flow_src_host: Vec<u32>,
+    flow_src_node: Vec<u32>,
+    /// Per node: switch latency (zero for hosts).
+    switch_latency: Vec<Time>,
+    rl_rate: BinnedLevel,
+    rl_occ: BinnedLevel,
+    stability: Option<StabilityWatch>,
 }
 
 impl Simulator {
@@ -146,6 +204,8 @@ impl Simulator {
                         low: h.egress_low.unwrap_or(0),
                         stopped: false,
                         waiting: VecDeque::new(),
+                        stalled: VecDeque::new(),
+                        response_time: h.response_time,
                     })
                 }
             });
@@ -204,7 +264,26 @@ impl Simulator {
         let n_bins = sc.duration.0.div_ceil(sc.bin.0) as usize;
         let n_ports = ports.len();
         let n_flows = flow_specs.len();
-        Simulator {
+        let queue_names = sc.queue_names();
+        let cps = match &sc.bcn {
+            None => Vec::new(),
+            Some(p) => (0..n_ports)
+                .map(|i| match &sc.nodes[ports[i].node as usize].kind {
+                    NodeKind::Switch(s) if s.congestion_point => Some(CongestionPoint::new(
+                        p,
+                        stream(seed, component_key("cp", &queue_names[i])),
+                    )),
+                    _ => None,
+                })
+                .collect(),
+        };
+        let rl_rows = if sc.bcn.is_some() { n_flows } else { 0 };
+        let flow_src_node: Vec<u32> = flow_specs.iter().map(|f| f.src as u32).collect();
+        let flow_src_host: Vec<u32> = flow_specs
+            .iter()
+            .map(|f| routes.host_number(f.src).expect("sources are hosts"))
+            .collect();
+        let mut sim = Simulator {
             now: Time::ZERO,
             end: sc.duration,
             seed,
@@ -225,10 +304,44 @@ impl Simulator {
             flow_rx: BinnedSum::new(n_flows, n_bins, sc.bin),
             queue_tx: BinnedSum::new(n_ports, n_bins, sc.bin),
             queue_drops: BinnedSum::new(n_ports, n_bins, sc.bin),
+            queue_xoff: BinnedSum::new(n_ports, n_bins, sc.bin),
             queue_occ: BinnedLevel::new(n_ports, n_bins, sc.bin),
             n_events: 0,
             frame_hops: 0,
+            bcn: sc.bcn,
+            cps,
+            limiters: (0..rl_rows).map(|_| RateLimiter::default()).collect(),
+            rp_rng: match sc.bcn.and_then(|p| p.stop) {
+                Some(_) => flow_specs
+                    .iter()
+                    .map(|f| stream(seed, component_key("rp", &f.name)))
+                    .collect(),
+                None => Vec::new(),
+            },
+            flow_src_host,
+            flow_src_node,
+            switch_latency: sc
+                .nodes
+                .iter()
+                .map(|n| match &n.kind {
+                    NodeKind::Switch(s) => s.latency,
+                    NodeKind::Host(_) => Time::ZERO,
+                })
+                .collect(),
+            rl_rate: BinnedLevel::new(rl_rows, n_bins, sc.bin),
+            rl_occ: BinnedLevel::new(rl_rows, n_bins, sc.bin),
+            stability: sc
+                .metrics
+                .stability
+                .as_ref()
+                .map(|s| StabilityWatch::new(s.queue as u32, s.threshold)),
+        };
+        // Without a limiter a flow may send at its line rate.
+        for f in 0..rl_rows {
+            let line = sim.line_rate(f as u32);
+            sim.rl_rate.set(f, Time::ZERO, line as u64);
         }
+        sim
     }
 
     /// Run to the scenario's end time.
@@ -237,14 +350,30 @@ impl Simulator {
         if let Some(p) = &opts.progress {
             p.duration_ps.store(self.end.0, Ordering::Relaxed);
         }
+        self.start_sources();
+        self.run_until(self.end, opts.progress.as_deref())?;
+        self.now = self.end;
+        if let Some(p) = &opts.progress {
+            p.sim_time_ps.store(self.end.0, Ordering::Relaxed);
+            p.events.store(self.n_events, Ordering::Relaxed);
+        }
+        let wall = started.elapsed();
+        Ok(self.finish(sc, wall))
+    }
+
+    fn start_sources(&mut self) {
         for s in 0..self.sources.len() {
             if let Some(t) = self.sources[s].next_time(Time::ZERO) {
                 self.events
                     .schedule(t, Event::SourceFire { source: s as u32 });
             }
         }
+    }
+
+    /// Handle every event before `end`.
+    fn run_until(&mut self, end: Time, progress: Option<&Progress>) -> Result<(), RunError> {
         while let Some(t) = self.events.peek_time() {
-            if t >= self.end {
+            if t >= end {
                 break;
             }
             let (t, ev) = self.events.pop().expect("peeked");
@@ -252,7 +381,7 @@ impl Simulator {
             self.n_events += 1;
             self.dispatch(ev);
             if self.n_events & 0xFFFF == 0 {
-                if let Some(p) = &opts.progress {
+                if let Some(p) = progress {
                     p.sim_time_ps.store(t.0, Ordering::Relaxed);
                     p.events.store(self.n_events, Ordering::Relaxed);
                     if p.cancel.load(Ordering::Relaxed) {
@@ -261,13 +390,7 @@ impl Simulator {
                 }
             }
         }
-        self.now = self.end;
-        if let Some(p) = &opts.progress {
-            p.sim_time_ps.store(self.end.0, Ordering::Relaxed);
-            p.events.store(self.n_events, Ordering::Relaxed);
-        }
-        let wall = started.elapsed();
-        Ok(self.finish(sc, wall))
+        Ok(())
     }
 
     fn dispatch(&mut self, ev: Event) {
@@ -295,6 +418,9 @@ impl Simulator {
                     self.schedule_next_unit(source);
                 }
             }
+            Event::Notify { frame } => self.bcn_react(frame),
+            Event::RlRelease { flow } => self.rl_release(flow),
+            Event::Drift { flow, generation } => self.drift_tick(flow, generation),
         }
     }
 
@@ -341,6 +467,7 @@ impl Simulator {
                 p.pause_out.frames_sent += 1;
                 if quanta > 0 {
                     p.pause_out.xoff_sent += 1;
+                    self.queue_xoff.add(pi, now, 1);
                     let node = p.node as usize;
                     if let Role::Switch(SwitchState {
                         pause: Some(ps), ..
@@ -364,7 +491,7 @@ impl Simulator {
                 let peer = p.peer;
                 self.queue_tx.add(pi, now, frame.size as u64);
                 self.queues[pi].tx_bytes += frame.size as u64;
-                self.queue_occ.set(pi, now, occ);
+                self.occupancy_changed(pi, occ);
                 self.events
                     .schedule(now + self.to_peer[pi], Event::Arrive { port: peer, frame });
                 match &self.roles[node] {
@@ -390,9 +517,14 @@ impl Simulator {
         let sw = match &self.roles[node] {
             Role::Host(h) => {
                 debug_assert_eq!(h.host_number, frame.dst_host, "hosts do not forward");
-                self.flows[frame.flow as usize].deliver(now, frame.created, frame.size as u64);
-                self.flow_rx
-                    .add(frame.flow as usize, now, frame.size as u64);
+                if frame.is_data() {
+                    self.flows[frame.flow as usize].deliver(now, frame.created, frame.size as u64);
+                    self.flow_rx
+                        .add(frame.flow as usize, now, frame.size as u64);
+                } else {
+                    self.events
+                        .schedule(now + h.response_time, Event::Notify { frame });
+                }
                 return;
             }
             Role::Switch(sw) => sw,
@@ -408,13 +540,19 @@ impl Simulator {
             }
             BufferModel::Unlimited => true,
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
+        if frame.is_data() && !self.cps.is_empty() {
+            self.congestion_point(node, port, out, &frame);
+        }
         if !fits {
-            let f = &mut self.flows[frame.flow as usize];
-            f.volume.drop_frame(size);
             let q = &mut self.queues[out as usize];
-            q.drops_frames += 1;
-            q.drops_bytes += size;
-            self.queue_drops.add(out as usize, now, 1);
+            if frame.is_data() {
+                self.flows[frame.flow as usize].volume.drop_frame(size);
+                q.drops_frames += 1;
+                q.drops_bytes += size;
+                self.queue_drops.add(out as usize, now, 1);
+            } else {
+                q.cn_dropped += 1;
+            }
             return;
         }
         frame.in_port = port;
@@ -425,10 +563,219 @@ impl Simulator {
         self.ports[port as usize].input_occupancy += size;
         let q = &mut self.queues[out as usize];
         q.max_occupancy = q.max_occupancy.max(occ);
-        self.queue_occ.set(out as usize, now, occ);
+        self.occupancy_changed(out as usize, occ);
         self.output_pause_check(node, out);
         self.input_pause_check(node, port);
         self.try_start(out);
+    }
+
+    /// Record a queue's new occupancy (series and time to stability).
+    #[inline]
+    fn occupancy_changed(&mut self, port: usize, occ: u64) {
+        self.queue_occ.set(port, self.now, occ);
+        if let Some(w) = &mut self.stability {
+            if w.queue as usize == port {
+                w.observe(self.now, occ);
+            }
+        }
+    }
+
+    // ---- congestion notification ---------------------------------------
+
+    /// A data frame arrives at output `out` of switch `node` on input `inp`:
+    /// its congestion point may sample it and notify the frame's source.
+    fn congestion_point(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) {
+        let (Some(p), Some(cp)) = (&self.bcn, &mut self.cps[out as usize]) else {
+            return;
+        };
+        if !cp.sample(p, frame.size) {
+            return;
+        }
+        let queue = self.ports[out as usize].occupancy;
+        let Some(fb) = cp.feedback(p, queue, frame.cpid == out) else {
+            return;
+        };
+        let q = &mut self.queues[out as usize];
+        let (kind, fb) = match fb {
+            Feedback::Stop => {
+                q.cn_stop += 1;
+                (FrameKind::BcnStop, 0)
+            }
+            Feedback::Rate(v) => {
+                if v < 0 {
+                    q.cn_negative += 1;
+                } else {
+                    q.cn_positive += 1;
+                }
+                (FrameKind::Bcn, v as i16)
+            }
+        };
+        let message = Frame {
+            created: self.now,
+            flow: frame.flow,
+            size: p.message_bytes,
+            dst_host: self.flow_src_host[frame.flow as usize],
+            in_port: inp,
+            cpid: out,
+            fb,
+            kind,
+        };
+        // The message is built and queued like a frame received on the
+        // sampled frame's input, after the switch latency.
+        let latency = self.switch_latency[node];
+        self.events.schedule(
+            self.now + latency,
+            Event::Arrive {
+                port: inp,
+                frame: message,
+            },
+        );
+    }
+
+    /// Line rate of a flow's source, bit/s.
+    fn line_rate(&self, flow: u32) -> f64 {
+        let node = self.flow_src_node[flow as usize] as usize;
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("flows start at hosts")
+        };
+        self.ports[h.port as usize].rate.0 as f64
+    }
+
+    /// A notification reaches its flow's reaction point.
+    fn bcn_react(&mut self, frame: Frame) {
+        let now = self.now;
+        let p = self.bcn.expect("notifications need a scheme");
+        let f = frame.flow as usize;
+        let line = self.line_rate(frame.flow);
+        let rl = &mut self.limiters[f];
+        let installed = !rl.active;
+        match frame.kind {
+            FrameKind::BcnStop => {
+                let stop = p.stop.expect("BCN(0,0) is configured");
+                if installed {
+                    rl.install(line, 128);
+                }
+                rl.cpid = frame.cpid;
+                rl.rate = (stop.restart_rate.0 as f64).min(line);
+                let pause = bcn::stop_time(&stop, &mut self.rp_rng[f]);
+                rl.next_allowed = rl.next_allowed.max(now + pause);
+            }
+            FrameKind::Bcn if frame.fb < 0 => {
+                if installed {
+                    let initial = p.initial_rate.map_or(line, |r| (r.0 as f64).min(line));
+                    rl.install(initial, 128);
+                }
+                rl.cpid = frame.cpid;
+                rl.rate = bcn::react(&p, rl.rate, frame.fb as i32, line);
+            }
+            FrameKind::Bcn => {
+                // Positive feedback only adjusts a limiter this CP controls.
+                if !rl.active || rl.cpid != frame.cpid {
+                    return;
+                }
+                rl.rate = bcn::react(&p, rl.rate, frame.fb as i32, line);
+                if p.drift.is_some() {
+                    rl.drift_generation += 1;
+                    self.schedule_drift(frame.flow);
+                }
+            }
+            FrameKind::Data => unreachable!("data frames are delivered, not reacted to"),
+        }
+        let rl = &mut self.limiters[f];
+        rl.messages += 1;
+        let rate = rl.rate;
+        self.rl_rate.set(f, now, rate as u64);
+        if installed {
+            self.flows[f].rl_installs += 1;
+            if p.drift.is_some() {
+                self.schedule_drift(frame.flow);
+            }
+        }
+        self.maybe_release(frame.flow);
+    }
+
+    fn schedule_drift(&mut self, flow: u32) {
+        let d = self.bcn.and_then(|p| p.drift).expect("drift is configured");
+        let generation = self.limiters[flow as usize].drift_generation;
+        self.events
+            .schedule(self.now + d.interval, Event::Drift { flow, generation });
+    }
+
+    fn drift_tick(&mut self, flow: u32, generation: u32) {
+        let f = flow as usize;
+        let rl = &self.limiters[f];
+        if !rl.active || rl.drift_generation != generation {
+            return;
+        }
+        let d = self.bcn.and_then(|p| p.drift).expect("drift is configured");
+        let line = self.line_rate(flow);
+        let rl = &mut self.limiters[f];
+        rl.rate = (rl.rate + d.rate.0 as f64).min(line);
+        let rate = rl.rate;
+        self.rl_rate.set(f, self.now, rate as u64);
+        if rate < line {
+            self.schedule_drift(flow);
+        }
+        self.maybe_release(flow);
+    }
+
+    /// A limiter back at the line rate is removed once its queue is empty;
+    /// the flow's frames then go out untagged.
+    fn maybe_release(&mut self, flow: u32) {
+        let line = self.line_rate(flow);
+        let rl = &mut self.limiters[flow as usize];
+        if rl.active && rl.rate >= line && rl.queue.is_empty() {
+            rl.active = false;
+            rl.cpid = NO_CP;
+            rl.drift_generation += 1;
+        }
+    }
+
+    /// Make sure a release event is pending if the limiter has frames to send.
+    fn rl_schedule(&mut self, flow: u32) {
+        let rl = &mut self.limiters[flow as usize];
+        if rl.scheduled.is_some() || rl.stalled || rl.queue.is_empty() {
+            return;
+        }
+        let t = rl.next_allowed.max(self.now);
+        rl.scheduled = Some(t);
+        self.events.schedule(t, Event::RlRelease { flow });
+    }
+
+    /// Release the limiter's head frame into its host's egress queue, if
+    /// its time has come and the egress queue has room.
+    fn rl_release(&mut self, flow: u32) {
+        let now = self.now;
+        let f = flow as usize;
+        self.limiters[f].scheduled = None;
+        if now < self.limiters[f].next_allowed {
+            // A BCN(0,0) pushed the next release later.
+            self.rl_schedule(flow);
+            return;
+        }
+        let node = self.flow_src_node[f] as usize;
+        let Some(&head) = self.limiters[f].queue.front() else {
+            return;
+        };
+        if !self.egress_has_room(node, head.size) {
+            let rl = &mut self.limiters[f];
+            rl.stalled = true;
+            if let Role::Host(h) = &mut self.roles[node] {
+                h.stalled.push_back(flow);
+            }
+            return;
+        }
+        let rl = &mut self.limiters[f];
+        let mut frame = rl.queue.pop_front().expect("a head frame");
+        rl.bytes -= frame.size as u64;
+        frame.cpid = rl.cpid;
+        rl.next_allowed = now + rl.gap(frame.size as u64);
+        let bytes = rl.bytes;
+        self.rl_occ.set(f, now, bytes);
+        self.egress_enqueue(node, frame);
+        self.rl_schedule(flow);
+        self.maybe_release(flow);
+        self.wake_sources(node);
     }
 
     // ---- PAUSE ----------------------------------------------------------
@@ -509,49 +856,90 @@ impl Simulator {
 
     // ---- hosts and sources ----------------------------------------------
 
-    /// Hand the source's pending unit to its host's egress queue. False if
-    /// the queue is full and the source now waits.
+    /// Hand the source's pending unit to its host: into the flow's rate
+    /// limiter if it has one, else into the egress queue. False if there is
+    /// no room and the source now waits.
     fn source_push(&mut self, s: u32) -> bool {
         let now = self.now;
-        let src = &self.sources[s as usize];
-        let node = src.host_node as usize;
-        let port = src.host_port;
-        let Role::Host(h) = &mut self.roles[node] else {
-            unreachable!("sources sit on hosts")
-        };
+        let node = self.sources[s as usize].host_node as usize;
+        let port = self.sources[s as usize].host_port;
         while let Some((flow, dst_host, size)) = self.sources[s as usize].peek_frame() {
-            let p = &mut self.ports[port as usize];
-            let room = !h.stopped && h.egress.is_none_or(|cap| p.occupancy + size as u64 <= cap);
+            let limited = !self.limiters.is_empty() && self.limiters[flow as usize].active;
+            let room = if limited {
+                let cap = self.bcn.map_or(0, |p| p.rl_queue);
+                let rl = &self.limiters[flow as usize];
+                !self.host_stopped(node) && rl.bytes + size as u64 <= cap
+            } else {
+                self.egress_has_room(node, size)
+            };
             if !room {
                 self.sources[s as usize].blocked = true;
-                h.waiting.push_back(s);
+                if let Role::Host(h) = &mut self.roles[node] {
+                    h.waiting.push_back(s);
+                }
                 // Frames handed over before the stop may sit on an idle link.
                 self.try_start(port);
                 return false;
             }
-            p.queue.push_back(Frame {
+            let frame = Frame {
                 created: now,
                 flow,
                 size,
                 dst_host,
                 in_port: port,
+                cpid: NO_CP,
+                fb: 0,
                 kind: FrameKind::Data,
-            });
-            p.occupancy += size as u64;
-            if h.high.is_some_and(|hi| p.occupancy >= hi) {
-                h.stopped = true;
-            }
-            let occ = p.occupancy;
+            };
             self.sources[s as usize].consume(size);
-            let f = &mut self.flows[flow as usize];
-            f.volume.offer(size as u64);
+            self.flows[flow as usize].volume.offer(size as u64);
             self.flow_tx.add(flow as usize, now, size as u64);
-            let q = &mut self.queues[port as usize];
-            q.max_occupancy = q.max_occupancy.max(occ);
-            self.queue_occ.set(port as usize, now, occ);
+            if limited {
+                let rl = &mut self.limiters[flow as usize];
+                rl.queue.push_back(frame);
+                rl.bytes += size as u64;
+                let bytes = rl.bytes;
+                self.rl_occ.set(flow as usize, now, bytes);
+                self.rl_schedule(flow);
+            } else {
+                self.egress_enqueue(node, frame);
+            }
         }
         self.try_start(port);
         true
+    }
+
+    fn host_stopped(&self, node: usize) -> bool {
+        matches!(&self.roles[node], Role::Host(h) if h.stopped)
+    }
+
+    /// Can the host's egress queue take a frame of `size` bytes?
+    fn egress_has_room(&self, node: usize, size: u32) -> bool {
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("egress queues belong to hosts")
+        };
+        let p = &self.ports[h.port as usize];
+        !h.stopped && h.egress.is_none_or(|cap| p.occupancy + size as u64 <= cap)
+    }
+
+    /// Put a frame in the host's egress queue (room was checked) and start
+    /// the transmitter if it is idle.
+    fn egress_enqueue(&mut self, node: usize, frame: Frame) {
+        let Role::Host(h) = &mut self.roles[node] else {
+            unreachable!("egress queues belong to hosts")
+        };
+        let port = h.port;
+        let p = &mut self.ports[port as usize];
+        p.queue.push_back(frame);
+        p.occupancy += frame.size as u64;
+        if h.high.is_some_and(|hi| p.occupancy >= hi) {
+            h.stopped = true;
+        }
+        let occ = p.occupancy;
+        let q = &mut self.queues[port as usize];
+        q.max_occupancy = q.max_occupancy.max(occ);
+        self.occupancy_changed(port as usize, occ);
+        self.try_start(port);
     }
 
     fn schedule_next_unit(&mut self, s: u32) {
@@ -560,7 +948,8 @@ impl Simulator {
         }
     }
 
-    /// Space freed in a host's egress queue: let waiting sources continue.
+    /// Space freed in a host's egress queue: stalled rate limiters go
+    /// first (their frames were produced earlier), then waiting sources.
     fn host_dequeued(&mut self, node: usize) {
         let Role::Host(h) = &mut self.roles[node] else {
             return;
@@ -569,20 +958,35 @@ impl Simulator {
             h.stopped = false;
         }
         while let Role::Host(h) = &mut self.roles[node] {
-            let Some(s) = h.waiting.pop_front() else {
+            let Some(flow) = h.stalled.pop_front() else {
                 break;
+            };
+            self.limiters[flow as usize].stalled = false;
+            self.rl_release(flow);
+            if self.limiters[flow as usize].stalled {
+                // Still no room; it went back to the end of the line.
+                break;
+            }
+        }
+        self.wake_sources(node);
+    }
+
+    /// Let every waiting source of the host try again, in the order they
+    /// blocked; those that still find no room wait again in the same order.
+    fn wake_sources(&mut self, node: usize) {
+        let Role::Host(h) = &self.roles[node] else {
+            return;
+        };
+        for _ in 0..h.waiting.len() {
+            let Role::Host(h) = &mut self.roles[node] else {
+                return;
+            };
+            let Some(s) = h.waiting.pop_front() else {
+                return;
             };
             self.sources[s as usize].blocked = false;
             if self.source_push(s) {
                 self.schedule_next_unit(s);
-            } else {
-                // Still no room: `source_push` queued it again at the back; restore its place.
-                if let Role::Host(h) = &mut self.roles[node] {
-                    let back = h.waiting.pop_back();
-                    debug_assert_eq!(back, Some(s));
-                    h.waiting.push_front(s);
-                }
-                break;
             }
         }
     }
@@ -592,16 +996,15 @@ impl Simulator {
     fn finish(mut self, sc: &Scenario, wall: std::time::Duration) -> RunResult {
         let end = self.end;
         // Frames still buffered or on their way at the end.
-        for p in &self.ports {
-            for f in &p.queue {
+        let queued = self.ports.iter().flat_map(|p| p.queue.iter());
+        let limited = self.limiters.iter().flat_map(|rl| rl.queue.iter());
+        let travelling = self.events.iter().filter_map(|ev| match ev {
+            Event::Arrive { frame, .. } => Some(frame),
+            _ => None,
+        });
+        for f in queued.chain(limited).chain(travelling) {
+            if f.is_data() {
                 self.flows[f.flow as usize].volume.in_flight(f.size as u64);
-            }
-        }
-        for ev in self.events.iter() {
-            if let Event::Arrive { frame, .. } = ev {
-                self.flows[frame.flow as usize]
-                    .volume
-                    .in_flight(frame.size as u64);
             }
         }
         for (i, p) in self.ports.iter().enumerate() {
@@ -611,6 +1014,8 @@ impl Simulator {
             q.paused_time = p.pause_in.paused_time(end);
         }
         let occ_mean = self.queue_occ.finish(end);
+        let rl_rate_mean = self.rl_rate.finish(end);
+        let rl_occ_mean = self.rl_occ.finish(end);
         let series = Series {
             bin: sc.bin,
             n_bins: self.flow_tx.n_bins,
@@ -618,8 +1023,12 @@ impl Simulator {
             flow_rx_bytes: std::mem::take(&mut self.flow_rx.data),
             queue_tx_bytes: std::mem::take(&mut self.queue_tx.data),
             queue_drops: std::mem::take(&mut self.queue_drops.data),
+            queue_xoff: std::mem::take(&mut self.queue_xoff.data),
             queue_occ_mean: occ_mean,
             queue_occ_max: std::mem::take(&mut self.queue_occ.max),
+            flow_rl_rate_mean: rl_rate_mean,
+            flow_rl_occ_mean: rl_occ_mean,
+            flow_rl_occ_max: std::mem::take(&mut self.rl_occ.max),
         };
         RunResult::assemble(
             sc,
@@ -630,6 +1039,7 @@ impl Simulator {
             self.flows,
             self.queues,
             series,
+            self.stability,
         )
     }
 }
@@ -638,4 +1048,165 @@ impl Simulator {
 pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, RunError> {
     let seed = opts.seed.unwrap_or(sc.seed);
     Simulator::new(sc, seed).run(sc, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The reaction point inside a running network: notifications are
+    //! injected as events so their times and contents are exact.
+    use super::*;
+    use crate::scenario::{load, Format};
+
+    /// H1 -- SW -- H2 at 10 Gb/s; H1 sends 1500 B frames at 90% of the line
+    /// rate on the slot grid; the congestion point never samples on its own.
+    fn sim(bcn_extra: &str) -> Simulator {
+        let text = format!(
+            r#"
+duration = "10ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us"
+[[switches]]
+name = "SW"
+latency = "1us"
+[[hosts]]
+name = "H1"
+response_time = "2us"
+[[hosts]]
+name = "H2"
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["SW", "H2"]
+[[sources]]
+host = "H1"
+to = "H2"
+load = 0.9
+slot_offset = "0ns"
+[bcn]
+sample_interval = "1000MB"
+{bcn_extra}
+"#
+        );
+        let sc = load(&text, "rp.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let mut s = Simulator::new(&sc, 1);
+        s.start_sources();
+        s
+    }
+
+    fn notify(s: &mut Simulator, at: Time, kind: FrameKind, fb: i16, cpid: u32) {
+        let frame = Frame {
+            created: at,
+            flow: 0,
+            size: 64,
+            dst_host: 0,
+            in_port: 0,
+            cpid,
+            fb,
+            kind,
+        };
+        s.events.schedule(at, Event::Notify { frame });
+    }
+
+    const CP: u32 = 2; // SW's port toward H2
+
+    #[test]
+    fn a_known_message_sequence_gives_the_hand_computed_rates() {
+        let mut s = sim("");
+        let t0 = Time::from_us(100);
+        notify(&mut s, t0, FrameKind::Bcn, -1875, CP);
+        notify(&mut s, t0 + Time::from_us(10), FrameKind::Bcn, -250, CP);
+        notify(&mut s, t0 + Time::from_us(20), FrameKind::Bcn, 175, CP);
+        // Positive feedback from another congestion point is ignored.
+        notify(&mut s, t0 + Time::from_us(30), FrameKind::Bcn, 1875, CP + 1);
+        s.run_until(t0 + Time::from_us(40), None).unwrap();
+        let rl = &s.limiters[0];
+        assert!(rl.active);
+        assert_eq!(rl.cpid, CP);
+        assert_eq!(rl.messages, 3);
+        let expected = 10e9 * (1.0 - 2.6e-4 * 1875.0) * (1.0 - 2.6e-4 * 250.0) + 0.53 * 175.0 * 1e6;
+        assert!(
+            (rl.rate - expected).abs() < 1e-3,
+            "{} vs {expected}",
+            rl.rate
+        );
+        assert_eq!(s.flows[0].rl_installs, 1);
+    }
+
+    #[test]
+    fn frames_leave_the_limiter_tagged_and_spaced_at_its_rate() {
+        let mut s = sim("");
+        let t0 = Time::from_us(100);
+        notify(&mut s, t0, FrameKind::Bcn, -1875, CP); // 5.125 Gb/s
+        s.run_until(Time::from_ms(1), None).unwrap();
+        let before = s.flows[0].volume.delivered_bytes;
+        s.run_until(Time::from_ms(9), None).unwrap();
+        let after = s.flows[0].volume.delivered_bytes;
+        // 8 ms at 5.125 Gb/s: 5,125,000 B, within one frame.
+        let sent = (after - before) as i64;
+        assert!((sent - 5_125_000).abs() <= 1500, "{sent}");
+        // The source (9 Gb/s offered) now waits on a full limiter queue: no drops.
+        assert_eq!(s.limiters[0].bytes, 150_000 / 1500 * 1500);
+        assert_eq!(s.flows[0].volume.dropped_frames, 0);
+        // Frames in flight to H2 carry the congestion point's id.
+        let tagged = s.ports[CP as usize].queue.iter().all(|f| f.cpid == CP);
+        assert!(tagged);
+    }
+
+    #[test]
+    fn drift_adds_rd_every_td_from_installation_and_releases_at_line_rate() {
+        let mut s = sim(r#"drift = { rate = "1Gbps", interval = "100us" }"#);
+        let t0 = Time::from_us(100);
+        notify(&mut s, t0, FrameKind::Bcn, -1875, CP); // 5.125 Gb/s
+        s.run_until(t0 + Time::from_us(300), None).unwrap();
+        // Ticks at t0 + 100 and t0 + 200 us; the one at t0 + 300 us is not yet handled.
+        assert!(
+            (s.limiters[0].rate - 7.125e9).abs() < 1e-3,
+            "{}",
+            s.limiters[0].rate
+        );
+        s.run_until(t0 + Time::from_us(300) + Time(1), None)
+            .unwrap();
+        assert!((s.limiters[0].rate - 8.125e9).abs() < 1e-3);
+        // Two more ticks reach the line rate (capped). The limiter stays
+        // until the backlog the source built up has drained (at 10 - 9 Gb/s
+        // net), then is released and frames go out untagged.
+        s.run_until(t0 + Time::from_us(600), None).unwrap();
+        assert_eq!(s.limiters[0].rate, 10e9);
+        assert!(s.limiters[0].active && !s.limiters[0].queue.is_empty());
+        s.run_until(t0 + Time::from_ms(3), None).unwrap();
+        assert!(!s.limiters[0].active);
+        assert_eq!(s.limiters[0].cpid, NO_CP);
+        s.run_until(t0 + Time::from_ms(3) + Time::from_us(10), None)
+            .unwrap();
+        assert!(s.ports[CP as usize].queue.iter().all(|f| f.cpid == NO_CP));
+    }
+
+    #[test]
+    fn bcn00_stops_for_at_most_tmax_then_restarts_at_the_restart_rate() {
+        let mut s = sim(
+            r#"stop = { threshold = "100KB", tmax = "100us", restart_rate = "1Gbps" }
+min_rate = "1Gbps""#,
+        );
+        let t0 = Time::from_us(100);
+        notify(&mut s, t0, FrameKind::BcnStop, 0, CP);
+        s.run_until(t0 + Time(1), None).unwrap();
+        let rl = &s.limiters[0];
+        assert_eq!(rl.rate, 1e9);
+        assert_eq!(rl.cpid, CP);
+        let resume = rl.next_allowed;
+        assert!(
+            resume >= t0 && resume <= t0 + Time::from_us(100),
+            "{resume}"
+        );
+        // Nothing leaves the limiter before `resume`, then one frame per 12 us.
+        let queued_at_stop = rl.queue.len();
+        s.run_until(resume, None).unwrap();
+        assert!(s.limiters[0].queue.len() >= queued_at_stop);
+        let egress_before = s.queues[0].tx_bytes;
+        s.run_until(resume + Time::from_us(120), None).unwrap();
+        let sent = s.queues[0].tx_bytes - egress_before;
+        // 120 us at 1 Gb/s is 10 frames (11 if the first leaves at `resume`).
+        assert!((15_000..=16_500).contains(&sent), "{sent}");
+    }
 }

@@ -165,7 +165,8 @@ fn unit_err(expected: &'static str, found: &str, detail: Option<&str>) -> UnitEr
 
 const TIME_EXPECTED: &str = "a time like '0.5us', '5ms' or '100ns' (units ps, ns, us, ms, s)";
 const RATE_EXPECTED: &str = "a rate like '10Gbps' or '500Mbps' (units bps, Kbps, Mbps, Gbps, Tbps)";
-const SIZE_EXPECTED: &str = "a size like '1500B', '150KB' or '150KiB' (units B, KB, MB, KiB, MiB)";
+const SIZE_EXPECTED: &str =
+    "a size like '1500B', '150KB', '150KiB' or '375pages' (units B, KB, MB, KiB, MiB, pages of 64 B)";
 
 pub fn parse_time(s: &str) -> Result<Time, UnitError> {
     let (num, unit) = split_number(s).ok_or_else(|| unit_err(TIME_EXPECTED, s, None))?;
@@ -215,6 +216,8 @@ pub fn parse_size(s: &str, kilobyte: u64) -> Result<u64, UnitError> {
         "MB" => k * k,
         "KiB" => 1024,
         "MiB" => 1024 * 1024,
+        // Congestion-notification arithmetic counts 64-byte pages.
+        "page" | "pages" => 64,
         "" => return Err(unit_err(SIZE_EXPECTED, s, Some("missing unit"))),
         _ => return Err(unit_err(SIZE_EXPECTED, s, Some("unknown unit"))),
     };
@@ -247,6 +250,7 @@ mod tests {
         assert!(parse_rate("10 Gbs").is_err());
         assert!(parse_rate("0Gbps").is_err());
         assert_eq!(parse_size("150KB", 1024).unwrap(), 153_600);
+        assert_eq!(parse_size("375pages", 1000).unwrap(), 24_000);
         assert_eq!(parse_size("150KB", 1000).unwrap(), 150_000);
         assert_eq!(parse_size("136192B", 1000).unwrap(), 136_192);
         assert_eq!(parse_size("112.5KB", 1000).unwrap(), 112_500);

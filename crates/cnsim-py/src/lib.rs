@@ -177,6 +177,25 @@ fn run<'py>(
         matrix(py, s.queue_occ_max, n_queues, n_bins)?,
     )?;
     out.set_item("queue_drops", matrix(py, s.queue_drops, n_queues, n_bins)?)?;
+    out.set_item("queue_xoff", matrix(py, s.queue_xoff, n_queues, n_bins)?)?;
+    // Rate-limiter series exist only with a congestion-notification scheme.
+    let rl_rows = if s.flow_rl_rate_mean.is_empty() {
+        0
+    } else {
+        n_flows
+    };
+    out.set_item(
+        "flow_rl_rate_mean",
+        matrix(py, s.flow_rl_rate_mean, rl_rows, n_bins)?,
+    )?;
+    out.set_item(
+        "flow_rl_occ_mean",
+        matrix(py, s.flow_rl_occ_mean, rl_rows, n_bins)?,
+    )?;
+    out.set_item(
+        "flow_rl_occ_max",
+        matrix(py, s.flow_rl_occ_max, rl_rows, n_bins)?,
+    )?;
     Ok(out)
 }
 

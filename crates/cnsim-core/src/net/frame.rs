@@ -6,6 +6,11 @@ use crate::units::Time;
 #[repr(u8)]
 pub enum FrameKind {
     Data,
+    /// A BCN message: feedback `fb` (pages) from congestion point `cpid`
+    /// about `flow`, addressed to the flow's source.
+    Bcn,
+    /// BCN(0,0): stop, then restart at the restart rate.
+    BcnStop,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,8 +24,23 @@ pub struct Frame {
     pub dst_host: u32,
     /// Port the frame arrived on at the switch holding it (for per-input accounting).
     pub in_port: u32,
+    /// Data: the congestion point whose rate limiter released it (`NO_CP`
+    /// if none). Notifications: the congestion point that sent it.
+    pub cpid: u32,
+    /// Feedback of a BCN message, pages.
+    pub fb: i16,
     pub kind: FrameKind,
 }
+
+impl Frame {
+    #[inline]
+    pub fn is_data(&self) -> bool {
+        self.kind == FrameKind::Data
+    }
+}
+
+// Frames ride inside events: keep them within half a cache line.
+const _: () = assert!(std::mem::size_of::<Frame>() == 32);
 
 /// A PAUSE frame is a minimum-size MAC control frame.
 pub const PAUSE_FRAME_BYTES: u64 = 64;

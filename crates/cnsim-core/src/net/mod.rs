@@ -2,4 +2,5 @@
 
 pub mod frame;
 pub mod port;
+pub mod rate_limiter;
 pub mod routing;

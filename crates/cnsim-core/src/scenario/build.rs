@@ -13,7 +13,7 @@ const DEFAULT_LINK_RATE: Rate = Rate::gbps(10);
 const DEFAULT_FRAME: u32 = 1500;
 const DEFAULT_BIN: Time = Time::from_us(100);
 /// Smallest and largest frames accepted (Ethernet minimum to jumbo).
-const FRAME_RANGE: (u64, u64) = (64, 9216);
+pub(super) const FRAME_RANGE: (u64, u64) = (64, 9216);
 
 /// Parse TOML text. `origin` names the file in messages.
 pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
@@ -85,13 +85,16 @@ impl<'a> Builder<'a> {
         self.loc.error(path, msg)
     }
 
-    fn time(&self, s: &str, path: &FieldPath) -> Result<Time, ScenarioError> {
+    pub(super) fn time(&self, s: &str, path: &FieldPath) -> Result<Time, ScenarioError> {
         parse_time(s).map_err(|e| self.err(path, e.to_string()))
     }
-    fn rate(&self, s: &str, path: &FieldPath) -> Result<Rate, ScenarioError> {
+    pub(super) fn rate(&self, s: &str, path: &FieldPath) -> Result<Rate, ScenarioError> {
         parse_rate(s).map_err(|e| self.err(path, e.to_string()))
     }
-    fn size(&self, s: &str, path: &FieldPath) -> Result<u64, ScenarioError> {
+    pub(super) fn kilobyte(&self) -> u64 {
+        self.kb
+    }
+    pub(super) fn size(&self, s: &str, path: &FieldPath) -> Result<u64, ScenarioError> {
         parse_size(s, self.kb).map_err(|e| self.err(path, e.to_string()))
     }
     fn opt_time(&self, v: Sourced<String>) -> Result<Option<Time>, ScenarioError> {
@@ -195,8 +198,16 @@ impl<'a> Builder<'a> {
             links,
             sources,
             plot: PlotSpec::default(),
+            bcn: None,
+            metrics: MetricsSpec::default(),
             sweep: None,
         };
+        if let Some(bcn) = &raw.bcn {
+            scenario.bcn = Some(self.bcn(bcn)?);
+        }
+        if let Some(m) = &raw.metrics {
+            scenario.metrics = self.metrics(m, &scenario)?;
+        }
         if let Some(sweep) = &raw.sweep {
             self.check_sweep(sweep)?;
             scenario.sweep = Some(sweep.clone());
@@ -386,12 +397,20 @@ impl<'a> Builder<'a> {
             None => None,
             Some((raw, pp)) => self.pause(raw, &pp, buffer)?,
         };
+        let congestion_point = pick(
+            &sw.congestion_point,
+            p.key("congestion_point"),
+            d.map(|d| &d.congestion_point),
+            dp.key("congestion_point"),
+        )
+        .is_none_or(|(v, _)| *v);
         Ok(SwitchSpec {
             latency,
             response_time,
             buffer,
             queue_limit,
             pause,
+            congestion_point,
         })
     }
 
@@ -952,6 +971,75 @@ impl<'a> Builder<'a> {
         }
     }
 
+    fn metrics(&self, m: &RawMetrics, sc: &Scenario) -> Result<MetricsSpec, ScenarioError> {
+        let mp = FieldPath::root().key("metrics");
+        let mut out = MetricsSpec::default();
+        if let Some(f) = &m.fairness {
+            let fp = mp.key("fairness");
+            let names: Vec<String> = sc.flows().into_iter().map(|f| f.name).collect();
+            let flows = match &f.flows {
+                None => (0..names.len()).collect(),
+                Some(list) => list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        names.iter().position(|k| k == n).ok_or_else(|| {
+                            self.err(
+                                &fp.key("flows").index(i),
+                                unknown_name("flow", n, names.iter()),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            };
+            if flows.is_empty() {
+                return Err(self.err(&fp.key("flows"), "expected at least one flow, found none"));
+            }
+            let start = self.time(&f.start, &fp.key("start"))?;
+            let end = self.time(&f.end, &fp.key("end"))?;
+            for (t, key) in [(start, "start"), (end, "end")] {
+                if t.0 % sc.bin.0 != 0 {
+                    return Err(self.err(
+                        &fp.key(key),
+                        format!(
+                            "expected a multiple of the bin width ({}), found {t}",
+                            sc.bin
+                        ),
+                    ));
+                }
+            }
+            if end <= start || end > sc.duration {
+                return Err(self.err(
+                    &fp.key("end"),
+                    format!(
+                        "expected a window end after start ({start}) and at most the duration ({}), found {end}",
+                        sc.duration
+                    ),
+                ));
+            }
+            let target = self.rate(&f.target, &fp.key("target"))?;
+            out.fairness = Some(FairnessSpec {
+                flows,
+                start,
+                end,
+                target,
+            });
+        }
+        if let Some(st) = &m.stability {
+            let sp = mp.key("stability");
+            let queues = sc.queue_names();
+            let queue = queues.iter().position(|q| *q == st.queue).ok_or_else(|| {
+                self.err(
+                    &sp.key("queue"),
+                    unknown_name("queue (\"NODE->PEER\")", &st.queue, queues.iter()),
+                )
+            })?;
+            let threshold = self.size(&st.threshold, &sp.key("threshold"))?;
+            out.stability = Some(StabilitySpec { queue, threshold });
+        }
+        Ok(out)
+    }
+
     fn plot(&self, plot: &RawPlot, sc: &Scenario) -> Result<PlotSpec, ScenarioError> {
         let pp = FieldPath::root().key("plot");
         let queues = sc.queue_names();
@@ -998,7 +1086,11 @@ fn link_rate_of(host: usize, links: &[LinkSpec]) -> Rate {
         .unwrap_or(DEFAULT_LINK_RATE)
 }
 
-pub(super) fn unknown_name<'n>(what: &str, n: &str, known: impl Iterator<Item = &'n String>) -> String {
+pub(super) fn unknown_name<'n>(
+    what: &str,
+    n: &str,
+    known: impl Iterator<Item = &'n String>,
+) -> String {
     let best = known
         .map(|k| (strsim::jaro_winkler(n, k), k))
         .filter(|(s, _)| *s > 0.8)

@@ -1,6 +1,7 @@
 //! Scenario files: schema, validation with located errors, overrides.
 
 pub mod build;
+mod build_cm;
 pub mod error;
 pub mod overrides;
 mod repeat;

@@ -29,6 +29,11 @@ pub struct RawScenario {
     pub sources: Vec<RawSource>,
     pub plot: Option<RawPlot>,
     pub sweep: Option<RawSweep>,
+    /// Backward Congestion Notification: congestion points on switch output
+    /// queues, rate limiters in the hosts.
+    pub bcn: Option<RawBcn>,
+    /// Derived metrics to put in the summary.
+    pub metrics: Option<RawMetrics>,
 }
 
 /// A sweep over this scenario: named variants (sets of overrides) crossed
@@ -119,6 +124,9 @@ pub struct RawSwitch {
     pub buffer_model: Option<BufferModelKind>,
     pub queue_limit: Option<String>,
     pub pause: Option<RawPause>,
+    /// Whether this switch's output queues act as congestion points when a
+    /// congestion-notification scheme is configured (default true).
+    pub congestion_point: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -194,4 +202,86 @@ pub struct RawPlot {
     pub flows: Vec<String>,
     #[serde(default)]
     pub queues: Vec<String>,
+}
+
+/// BCN parameters; every field has the CN-SIM baseline (study E) default.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBcn {
+    /// Equilibrium queue length, e.g. "375pages" (24,000 B).
+    pub qeq: Option<String>,
+    pub w: Option<f64>,
+    pub gi: Option<f64>,
+    pub gd: Option<f64>,
+    /// Rate unit Ru of the additive increase, e.g. "1Mbps".
+    pub rate_unit: Option<String>,
+    /// Mean bytes between samples, e.g. "150KB".
+    pub sample_interval: Option<String>,
+    /// Uniform jitter of the interval (plus or minus), e.g. "20KB".
+    pub sample_jitter: Option<String>,
+    /// Sample each frame with this probability instead of by bytes.
+    pub sample_probability: Option<f64>,
+    pub min_rate: Option<String>,
+    /// Largest fraction one message may take off a rate (0 < x <= 1).
+    pub max_decrease: Option<f64>,
+    /// Rate of a newly installed limiter (default: the line rate).
+    pub initial_rate: Option<String>,
+    /// Queue of each rate limiter, e.g. "150KB".
+    pub rl_queue: Option<String>,
+    /// Notification frame size, e.g. "64B".
+    pub message: Option<String>,
+    /// BCN-MAX threshold: maximal negative feedback at or above this queue length.
+    pub bcn_max: Option<String>,
+    /// BCN(0,0), the severe-congestion stop message.
+    pub stop: Option<RawBcnStop>,
+    /// Self-increase of installed limiters.
+    pub drift: Option<RawDrift>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBcnStop {
+    /// Qsc: queue length at or above which a sample yields BCN(0,0).
+    pub threshold: String,
+    /// The source stops for a time uniform in [0, tmax].
+    pub tmax: String,
+    /// ... then restarts at this rate.
+    pub restart_rate: String,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDrift {
+    /// Increase per interval, e.g. "1Mbps".
+    pub rate: String,
+    pub interval: String,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMetrics {
+    pub fairness: Option<RawFairness>,
+    pub stability: Option<RawStability>,
+}
+
+/// Fairness of flows' delivered throughput over a window against a target rate.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFairness {
+    /// Flow names (default: every flow).
+    pub flows: Option<Vec<String>>,
+    pub start: String,
+    pub end: String,
+    /// Fair-share rate T, e.g. "2.5Gbps".
+    pub target: String,
+}
+
+/// Time to stability of one queue: the first time after it exceeds
+/// `threshold` that it falls below it again.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStability {
+    /// "NODE->PEER".
+    pub queue: String,
+    pub threshold: String,
 }

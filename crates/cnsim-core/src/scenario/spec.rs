@@ -15,6 +15,8 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     pub sources: Vec<SourceSpec>,
     pub plot: PlotSpec,
+    pub bcn: Option<crate::cm::bcn::BcnParams>,
+    pub metrics: MetricsSpec,
     /// The file's `[sweep]` section, checked for shape only; its keys and
     /// values are checked by loading each point. Not part of the scenario
     /// hash: it does not change what one run simulates.
@@ -72,6 +74,8 @@ pub struct SwitchSpec {
     pub buffer: BufferModel,
     pub queue_limit: Option<u64>,
     pub pause: Option<PauseSpec>,
+    /// Output queues are congestion points (when a scheme is configured).
+    pub congestion_point: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -135,6 +139,30 @@ pub struct SourceSpec {
     /// Offset of each unit within its slot; `None` draws it uniformly per
     /// unit so that sources are not phase-locked to each other.
     pub slot_offset: Option<Time>,
+}
+
+/// Derived metrics the summary reports.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MetricsSpec {
+    pub fairness: Option<FairnessSpec>,
+    pub stability: Option<StabilitySpec>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FairnessSpec {
+    /// Flow indices.
+    pub flows: Vec<usize>,
+    /// Window, on bin edges.
+    pub start: Time,
+    pub end: Time,
+    pub target: Rate,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StabilitySpec {
+    /// Queue (port) index.
+    pub queue: usize,
+    pub threshold: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -1,0 +1,6 @@
+//! Congestion management: one module per scheme. Each module holds the
+//! scheme's parameters, its congestion-point half (on switch output queues)
+//! and its reaction-point arithmetic (on the adapter's rate limiters, see
+//! `net::rate_limiter`).
+
+pub mod bcn;
