@@ -36,7 +36,7 @@ def test_list_names_the_studies(cli):
 def test_unknown_study_is_a_clear_error(cli, tmp_path):
     r = cli("reproduce", "baselin", "--out", tmp_path / "x")
     assert r.code == 2
-    assert r.err.startswith("error: unknown study 'baselin'; known studies: baseline")
+    assert r.err.startswith("error: unknown study 'baselin'; known studies: baseline, cn_sim_baseline, hotspot_degree")
     assert "Traceback" not in r.err
     assert not (tmp_path / "x").exists()
 
@@ -103,3 +103,34 @@ def test_report_renders_in_headless_chromium(quick_report):
         assert shot.stat().st_size > 50_000
     finally:
         driver.quit()
+
+
+def _reproduce_quick(tmp_path, study: str) -> str:
+    from cnsim.cli import main
+
+    out = tmp_path / study
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", study, "--quick", "--out", str(out), "--quiet"])
+    assert exc.value.code in (None, 0)
+    return (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_cn_sim_baseline_report_has_per_seed_fairness_and_best_and_worst_seeds(tmp_path):
+    text = _reproduce_quick(tmp_path, "cn_sim_baseline")
+    for variant in ("bcn", "bcn00", "pause", "pause_bcn00"):
+        assert f"{variant}: best and worst seed" in text
+    assert "Fairness per seed" in text and "Jain's index min / mean / max" in text
+    # Two quick seeds per variant, each with its rates over the window.
+    per_seed = text.split("Fairness per seed", 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr>\s*<td>(bcn|bcn00|pause|pause_bcn00)</td>\s*<td>([12])</td>", per_seed)
+    assert len(rows) == 8
+
+
+def test_hotspot_degree_report_sweeps_topology_and_degree(tmp_path):
+    text = _reproduce_quick(tmp_path, "hotspot_degree")
+    assert "Time to stability and innocent throughput vs hotspot degree" in text
+    # Quick points: topology A at degree 2 and 10, B at 20, each with and without PAUSE.
+    for point in ("A02-bcn", "A10-pause", "B20-bcn"):
+        assert point in text
+    assert "is per_edge = 1, B is 5, C is 10" in text  # the scenario's reconstruction notes
+    assert re.search(r"scenario hash <code>[0-9a-f]{64}</code>", text)

@@ -53,10 +53,18 @@ def reproduce(
         if not Path(path).is_file():
             raise FileNotFoundError(f"study {spec.name!r}, variant {name!r}: scenario file {path} not found")
     common = dict(spec.quick_overrides) if quick else None
-    summary = sweep(variants, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask, progress=progress)
+    if spec.sweep_variants:
+        (base,) = variants.values()
+        names = list(spec.quick_sweep_variants) if quick and spec.quick_sweep_variants else list(spec.sweep_variants)
+        chosen = {name: spec.sweep_variants[name] for name in names}
+        summary = sweep(base, variants=chosen, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask,
+                        progress=progress)
+    else:
+        names = list(spec.variants)
+        summary = sweep(variants, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask, progress=progress)
     runs: dict[str, list[Result]] = {}
     ok = summary[summary["status"] == "ok"].sort_values(["variant", "seed"])
-    for variant in spec.variants:
+    for variant in names:
         rows = ok[ok["variant"] == variant]
         runs[variant] = [load_point(out, pid) for pid in rows["point_id"]]
     page = render(
@@ -105,6 +113,9 @@ def render(
 
     parts.append("<h2>Published and ours</h2>")
     parts.append(_metrics_table(spec, runs))
+    for title, build in spec.extra_tables:
+        parts.append(f"<h3>{html.escape(title)}</h3>")
+        parts.append(_frame_table(build(runs)))
     if spec.findings:
         parts.append("<h3>What the study found</h3><ul>")
         parts.extend(f"<li>{html.escape(f)}</li>" for f in spec.findings)
@@ -121,7 +132,8 @@ def render(
     for view in spec.views:
         fig = time_figure(list(first.values()), labels, view.kind, view.items, view.title)
         parts.append(_figure(fig, view.title))
-    parts.append(_figure(_drops_figure(runs), "Frames dropped per variant"))
+    if spec.drops_figure:
+        parts.append(_figure(_drops_figure(runs), "Frames dropped per variant"))
     for title, draw in spec.extra_figures:
         parts.append(_figure(draw(runs), title))
 
@@ -134,6 +146,10 @@ def render(
         parts.append(f"<pre>{html.escape(_leading_comment(path))}</pre>")
 
     parts.append("<h2>Provenance</h2>")
+    if spec.sweep_variants:
+        # One scenario file behind every variant: show the hash of the first run.
+        (base,) = variants
+        runs = {base: next((rs for rs in runs.values() if rs), [])}
     parts.append(_provenance(command, __version__, variants, runs, seeds))
     parts.append("</body></html>\n")
     return "\n".join(parts)
@@ -177,6 +193,12 @@ def _metrics_table(spec: studies.Study, runs: Mapping[str, Sequence[Result]]) ->
         + "".join(rows)
         + "</tbody></table>"
     )
+
+
+def _frame_table(frame: pd.DataFrame) -> str:
+    table = frame.astype(object).where(frame.notna(), "—")
+    return table.to_html(index=False, classes="metrics", na_rep="—",
+                         float_format=lambda x: f"{x:,.3f}", escape=True)
 
 
 def _points_table(summary: pd.DataFrame) -> str:

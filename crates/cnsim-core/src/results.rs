@@ -118,22 +118,24 @@ pub struct Series {
     pub flow_rl_occ_max: Vec<u64>,
 }
 
-/// Time to stability of one queue (PROTOCOLS.md section 7): the onset is
-/// the first time it exceeds the threshold, stability the first time after
-/// that it falls below it.
+/// Time to stability of one queue (PROTOCOLS.md section 7): congestion
+/// starts when the queue first exceeds the onset level; stability is the
+/// first time after that it falls below the threshold.
 #[derive(Debug, Clone, Copy)]
 pub struct StabilityWatch {
     pub queue: u32,
     pub threshold: u64,
+    pub onset_level: u64,
     pub onset: Option<Time>,
     pub stable: Option<Time>,
 }
 
 impl StabilityWatch {
-    pub fn new(queue: u32, threshold: u64) -> Self {
+    pub fn new(queue: u32, threshold: u64, onset_level: u64) -> Self {
         StabilityWatch {
             queue,
             threshold,
+            onset_level,
             onset: None,
             stable: None,
         }
@@ -142,7 +144,7 @@ impl StabilityWatch {
     #[inline]
     pub fn observe(&mut self, t: Time, occupancy: u64) {
         match (self.onset, self.stable) {
-            (None, _) if occupancy > self.threshold => self.onset = Some(t),
+            (None, _) if occupancy > self.onset_level => self.onset = Some(t),
             (Some(_), None) if occupancy < self.threshold => self.stable = Some(t),
             _ => {}
         }
@@ -246,7 +248,8 @@ impl Fairness {
 pub struct Stability {
     pub queue: String,
     pub threshold_bytes: u64,
-    /// First time the queue exceeded the threshold (null: never).
+    pub onset_bytes: u64,
+    /// First time the queue exceeded the onset level (null: never).
     pub onset_s: Option<f64>,
     /// First time after the onset it fell below the threshold (null: never).
     pub stable_s: Option<f64>,
@@ -339,6 +342,7 @@ impl RunResult {
             Stability {
                 queue: names[w.queue as usize].clone(),
                 threshold_bytes: w.threshold,
+                onset_bytes: w.onset_level,
                 onset_s: onset,
                 stable_s: stable,
                 time_to_stability_s: onset.zip(stable).map(|(a, b)| b - a),

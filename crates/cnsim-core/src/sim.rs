@@ -334,7 +334,7 @@ impl Simulator {
                 .metrics
                 .stability
                 .as_ref()
-                .map(|s| StabilityWatch::new(s.queue as u32, s.threshold)),
+                .map(|s| StabilityWatch::new(s.queue as u32, s.threshold, s.onset)),
         };
         // Without a limiter a flow may send at its line rate.
         for f in 0..rl_rows {
@@ -656,13 +656,15 @@ impl Simulator {
                     rl.install(line, 128);
                 }
                 rl.cpid = frame.cpid;
-                rl.rate = (stop.restart_rate.0 as f64).min(line);
+                rl.rate = bcn::bound(&p, stop.restart_rate.0 as f64, line);
                 let pause = bcn::stop_time(&stop, &mut self.rp_rng[f]);
                 rl.next_allowed = rl.next_allowed.max(now + pause);
             }
             FrameKind::Bcn if frame.fb < 0 => {
                 if installed {
-                    let initial = p.initial_rate.map_or(line, |r| (r.0 as f64).min(line));
+                    let initial = p
+                        .initial_rate
+                        .map_or(line, |r| bcn::bound(&p, r.0 as f64, line));
                     rl.install(initial, 128);
                 }
                 rl.cpid = frame.cpid;

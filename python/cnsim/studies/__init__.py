@@ -69,6 +69,15 @@ class Study:
     differences: Sequence[str] = ()
     #: extra figures drawn from all runs (title, function returning a matplotlib figure)
     extra_figures: Sequence[tuple[str, Callable[[Runs], Any]]] = field(default_factory=tuple)
+    #: extra tables computed from all runs (title, function returning a pandas DataFrame)
+    extra_tables: Sequence[tuple[str, Callable[[Runs], Any]]] = field(default_factory=tuple)
+    #: variants defined as overrides of the study's single scenario file (then
+    #: ``variants`` names that one file); used for sweeps over the topology
+    sweep_variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: overrides that shorten a --quick run of ``sweep_variants`` (only these run)
+    quick_sweep_variants: Sequence[str] = ()
+    #: draw the frames-dropped-per-variant bar chart
+    drops_figure: bool = True
 
 
 _REGISTRY: dict[str, Study] = {}
@@ -111,4 +120,4 @@ def scenario_path(relative: str) -> Path:
 
 
 # Studies register themselves on import.
-from . import baseline  # noqa: E402,F401
+from . import baseline, cn_sim_baseline, hotspot_degree  # noqa: E402,F401

@@ -172,7 +172,13 @@ pub fn react(p: &BcnParams, rate: f64, fb: i32, line: f64) -> f64 {
         let cut = (p.gd * (-fb) as f64).min(p.max_decrease);
         rate * (1.0 - cut)
     };
-    r.clamp(p.min_rate.0 as f64, line)
+    bound(p, r, line)
+}
+
+/// Keep a rate within [min rate, line rate]; the line rate wins if a
+/// scenario sets the minimum above a host's link.
+pub fn bound(p: &BcnParams, rate: f64, line: f64) -> f64 {
+    rate.max(p.min_rate.0 as f64).min(line)
 }
 
 /// BCN(0,0) at the reaction point: the pause before restarting, uniform in [0, tmax].
@@ -315,6 +321,10 @@ mod tests {
             r = react(&p, r, -1875, C);
         }
         assert_eq!(r, 1e6);
+        // A minimum above the line rate (a slower host link) yields the line rate.
+        let mut high = cn_sim();
+        high.min_rate = Rate::gbps(20);
+        assert_eq!(react(&high, C, -1875, C), C);
     }
 
     #[test]

@@ -1035,7 +1035,21 @@ impl<'a> Builder<'a> {
                 )
             })?;
             let threshold = self.size(&st.threshold, &sp.key("threshold"))?;
-            out.stability = Some(StabilitySpec { queue, threshold });
+            let onset = match &st.onset {
+                Some(s) => self.size(s, &sp.key("onset"))?,
+                None => 2 * threshold,
+            };
+            if onset < threshold {
+                return Err(self.err(
+                    &sp.key("onset"),
+                    format!("expected an onset level at least the threshold ({threshold} B), found {onset} B"),
+                ));
+            }
+            out.stability = Some(StabilitySpec {
+                queue,
+                threshold,
+                onset,
+            });
         }
         Ok(out)
     }

@@ -284,4 +284,7 @@ pub struct RawStability {
     /// "NODE->PEER".
     pub queue: String,
     pub threshold: String,
+    /// Congestion starts when the queue first exceeds this (default: twice
+    /// the threshold, so that a burst crossing the threshold does not count).
+    pub onset: Option<String>,
 }

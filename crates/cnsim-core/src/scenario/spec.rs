@@ -163,6 +163,7 @@ pub struct StabilitySpec {
     /// Queue (port) index.
     pub queue: usize,
     pub threshold: u64,
+    pub onset: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
