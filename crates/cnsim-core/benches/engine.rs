@@ -18,7 +18,7 @@ fn scenario(rel: &str) -> Scenario {
 }
 
 fn study_a(c: &mut Criterion) {
-    for variant in ["no_cm", "pause"] {
+    for variant in ["no_cm", "pause", "bcn", "bcn_pause"] {
         let sc = scenario(&format!("scenarios/baseline/{variant}.toml"));
         let probe = cnsim_core::run(&sc, &RunOptions::default()).expect("runs");
         eprintln!(
