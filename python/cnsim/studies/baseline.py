@@ -32,20 +32,12 @@ def flow_gbps(name: str, window=WINDOW_S):
     return measure
 
 
-def drops_after(t_s: float):
-    """Frames dropped at or after `t_s` (past the initial transient)."""
+def queue_total_after(column: str, t_s: float):
+    """Sum of a per-queue binned column (``drops``, ``xoff``) over bins from `t_s` on."""
 
     def measure(r: Result) -> float:
         q = r.queue_occupancy
-        return float(q[q["time_s"] >= t_s]["drops"].sum())
-
-    return measure
-
-
-def xoff_after(t_s: float):
-    def measure(r: Result) -> float:
-        q = r.queue_occupancy
-        return float(q[q["time_s"] >= t_s]["xoff"].sum())
+        return float(q[q["time_s"] >= t_s][column].sum())
 
     return measure
 
@@ -78,11 +70,11 @@ register(
                    note="analytic excess of this configuration: 61,231; ns-3 on the same scenario: 60,920–61,601"),
             Metric("Frames dropped", "pause", drops, published=0),
             Metric("Frames dropped", "bcn", drops, published=1_371, note="only in the initial transient"),
-            Metric("Frames dropped after 20 ms", "bcn", drops_after(0.020), published=0),
+            Metric("Frames dropped after 20 ms", "bcn", queue_total_after("drops", 0.020), published=0),
             Metric("Frames dropped", "bcn_pause", drops, published=0),
             Metric("PAUSE frames sent", "pause", pause_frames, note="not published"),
             Metric("PAUSE frames sent", "bcn_pause", pause_frames, note="not published; only in the initial transient"),
-            Metric("XOFF sent after 20 ms", "bcn_pause", xoff_after(0.020), published=0),
+            Metric("XOFF sent after 20 ms", "bcn_pause", queue_total_after("xoff", 0.020), published=0),
             Metric("Congested link CORE→S1, 20–80 ms", "no_cm", link_gbps("CORE->S1"), unit="Gb/s", decimals=2,
                    note="line rate (10 Gb/s) expected"),
             Metric("Congested link CORE→S1, 20–80 ms", "pause", link_gbps("CORE->S1"), unit="Gb/s", decimals=2,
