@@ -60,6 +60,9 @@ pub struct FlowCounters {
     pub latency_sum_ps: u64,
     /// Times a congestion notification installed a rate limiter for this flow.
     pub rl_installs: u64,
+    /// E2CM probes this flow's source sent, and reflected probes it received.
+    pub probes_sent: u64,
+    pub probe_replies: u64,
 }
 
 impl FlowCounters {

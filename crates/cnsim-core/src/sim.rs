@@ -7,7 +7,8 @@
 //! (admission into the next output queue, or delivery at a host).
 
 use crate::cm::bcn::{self, BcnParams, CongestionPoint, Feedback};
-use crate::engine::rng::{component_key, stream, Stream};
+use crate::cm::e2cm::{E2cmParams, Measure, ProbePool, ProbeRecord, ProbeSink, ProbeSource};
+use crate::engine::rng::{component_key, stream, unit_open0, Stream};
 use crate::engine::{EventClass, EventQueue};
 use crate::flowctl::pause::{pause_duration, PauseEffect};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
@@ -83,6 +84,21 @@ enum Event {
         flow: u32,
         generation: u32,
     },
+    /// A frame released by a host's per-flow queues reaches its egress
+    /// buffer after the loop delay.
+    EgressArrive {
+        node: u32,
+        frame: Frame,
+    },
+    /// A host's per-flow queue arbiter is free again.
+    ArbiterFree {
+        node: u32,
+    },
+    /// A probing flow checks whether its longest probe interval has passed.
+    ProbeTimer {
+        flow: u32,
+        generation: u32,
+    },
 }
 
 impl EventClass for Event {
@@ -96,8 +112,10 @@ impl EventClass for Event {
             | Event::PauseRefresh { .. }
             | Event::Notify { .. }
             | Event::RlRelease { .. }
-            | Event::Drift { .. } => 1,
-            Event::Arrive { .. } => 2,
+            | Event::Drift { .. }
+            | Event::ArbiterFree { .. }
+            | Event::ProbeTimer { .. } => 1,
+            Event::Arrive { .. } | Event::EgressArrive { .. } => 2,
             Event::SourceFire { .. } => 3,
         }
     }
@@ -123,6 +141,17 @@ struct HostState {
     stalled: VecDeque<u32>,
     /// Delay before a received notification takes effect.
     response_time: Time,
+    /// Every flow goes through its own queue (`limiters`), served
+    /// round-robin at the line rate; sources never wait.
+    voq: bool,
+    /// Delay from the per-flow queues to the egress buffer.
+    loop_delay: Time,
+    /// Bytes released by the per-flow queues, not yet in the egress buffer.
+    in_delay: u64,
+    /// When the per-flow queue arbiter may release its next frame.
+    arbiter_free: Time,
+    /// An `ArbiterFree` event is pending.
+    arbiter_wake: bool,
 }
 
 enum Role {
@@ -171,6 +200,16 @@ pub struct Simulator {
     rl_rate: BinnedLevel,
     rl_occ: BinnedLevel,
     stability: Option<StabilityWatch>,
+    /// E2CM's per-flow probe loop, if configured.
+    e2cm: Option<E2cmParams>,
+    probe_src: Vec<ProbeSource>,
+    /// Per flow, destination-based measurement only.
+    probe_sink: Vec<ProbeSink>,
+    probes: ProbePool,
+    /// Per flow: the stream deciding which released frames a probe follows.
+    probe_rng: Vec<Stream>,
+    /// Per flow: host number of its destination.
+    flow_dst_host: Vec<u32>,
 }
 
 impl Simulator {
@@ -206,6 +245,11 @@ impl Simulator {
                         waiting: VecDeque::new(),
                         stalled: VecDeque::new(),
                         response_time: h.response_time,
+                        voq: h.voq,
+                        loop_delay: h.loop_delay,
+                        in_delay: 0,
+                        arbiter_free: Time::ZERO,
+                        arbiter_wake: false,
                     })
                 }
             });
@@ -277,8 +321,16 @@ impl Simulator {
                 })
                 .collect(),
         };
-        let rl_rows = if sc.bcn.is_some() { n_flows } else { 0 };
+        let any_voq = sc
+            .nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
+        let rl_rows = if sc.bcn.is_some() || any_voq { n_flows } else { 0 };
         let flow_src_node: Vec<u32> = flow_specs.iter().map(|f| f.src as u32).collect();
+        let flow_dst_host: Vec<u32> = flow_specs
+            .iter()
+            .map(|f| routes.host_number(f.dst).expect("destinations are hosts"))
+            .collect();
         let flow_src_host: Vec<u32> = flow_specs
             .iter()
             .map(|f| routes.host_number(f.src).expect("sources are hosts"))
@@ -335,6 +387,26 @@ impl Simulator {
                 .stability
                 .as_ref()
                 .map(|s| StabilityWatch::new(s.queue as u32, s.threshold, s.onset)),
+            e2cm: sc.e2cm,
+            probe_src: match sc.e2cm {
+                Some(_) => vec![ProbeSource::default(); n_flows],
+                None => Vec::new(),
+            },
+            probe_sink: match sc.e2cm {
+                Some(e) if e.measure == Measure::Destination => {
+                    vec![ProbeSink::default(); n_flows]
+                }
+                _ => Vec::new(),
+            },
+            probes: ProbePool::default(),
+            probe_rng: match sc.e2cm {
+                Some(_) => flow_specs
+                    .iter()
+                    .map(|f| stream(seed, component_key("probe", &f.name)))
+                    .collect(),
+                None => Vec::new(),
+            },
+            flow_dst_host,
         };
         // Without a limiter a flow may send at its line rate.
         for f in 0..rl_rows {
@@ -418,7 +490,23 @@ impl Simulator {
                     self.schedule_next_unit(source);
                 }
             }
+            Event::Notify { frame } if frame.kind == FrameKind::ProbeReply => {
+                self.e2cm_react(frame)
+            }
             Event::Notify { frame } => self.bcn_react(frame),
+            Event::EgressArrive { node, frame } => {
+                if let Role::Host(h) = &mut self.roles[node as usize] {
+                    h.in_delay -= frame.size as u64;
+                }
+                self.egress_enqueue(node as usize, frame);
+            }
+            Event::ArbiterFree { node } => {
+                if let Role::Host(h) = &mut self.roles[node as usize] {
+                    h.arbiter_wake = false;
+                }
+                self.serve_stalled(node as usize);
+            }
+            Event::ProbeTimer { flow, generation } => self.probe_timer(flow, generation),
             Event::RlRelease { flow } => self.rl_release(flow),
             Event::Drift { flow, generation } => self.drift_tick(flow, generation),
         }
@@ -442,6 +530,12 @@ impl Simulator {
             return;
         }
         if p.pause_in.paused {
+            return;
+        }
+        if let Some(f) = p.expedited.front() {
+            p.tx = TxState::Expedited;
+            let done = now + p.tx_time(now, f.size as u64);
+            self.events.schedule(done, Event::TxDone { port });
             return;
         }
         if let Some(f) = p.queue.front() {
@@ -504,6 +598,15 @@ impl Simulator {
                     Role::Host(_) => self.host_dequeued(node),
                 }
             }
+            TxState::Expedited => {
+                let p = &mut self.ports[pi];
+                let frame = p.expedited.pop_front().expect("a frame is on the wire");
+                let peer = p.peer;
+                self.queue_tx.add(pi, now, frame.size as u64);
+                self.queues[pi].tx_bytes += frame.size as u64;
+                self.events
+                    .schedule(now + self.to_peer[pi], Event::Arrive { port: peer, frame });
+            }
             TxState::Idle => unreachable!("TxDone on an idle port"),
         }
         self.try_start(port);
@@ -517,13 +620,19 @@ impl Simulator {
         let sw = match &self.roles[node] {
             Role::Host(h) => {
                 debug_assert_eq!(h.host_number, frame.dst_host, "hosts do not forward");
-                if frame.is_data() {
-                    self.flows[frame.flow as usize].deliver(now, frame.created, frame.size as u64);
-                    self.flow_rx
-                        .add(frame.flow as usize, now, frame.size as u64);
-                } else {
-                    self.events
-                        .schedule(now + h.response_time, Event::Notify { frame });
+                match frame.kind {
+                    FrameKind::Data => {
+                        let f = frame.flow as usize;
+                        self.flows[f].deliver(now, frame.created, frame.size as u64);
+                        self.flow_rx.add(f, now, frame.size as u64);
+                        if !self.probe_sink.is_empty() {
+                            self.probe_sink[f].rx_bytes += frame.size as u64;
+                        }
+                    }
+                    FrameKind::Probe => self.reflect_probe(node, frame),
+                    _ => self
+                        .events
+                        .schedule(now + h.response_time, Event::Notify { frame }),
                 }
                 return;
             }
@@ -531,6 +640,12 @@ impl Simulator {
         };
         let out = self.routes.next_port(node, frame.dst_host);
         debug_assert_ne!(out, NO_ROUTE, "validated: every destination is reachable");
+        if !frame.is_data() && self.is_expedited(frame.kind) {
+            frame.in_port = port;
+            self.ports[out as usize].expedited.push_back(frame);
+            self.try_start(out);
+            return;
+        }
         let size = frame.size as u64;
         let o = &self.ports[out as usize];
         let fits = match sw.buffer {
@@ -552,6 +667,9 @@ impl Simulator {
                 self.queue_drops.add(out as usize, now, 1);
             } else {
                 q.cn_dropped += 1;
+                if frame.kind == FrameKind::Probe {
+                    self.probes.give_back(frame.cpid);
+                }
             }
             return;
         }
@@ -567,6 +685,15 @@ impl Simulator {
         self.output_pause_check(node, out);
         self.input_pause_check(node, port);
         self.try_start(out);
+    }
+
+    /// Control frames of this kind travel in the expedited class.
+    fn is_expedited(&self, kind: FrameKind) -> bool {
+        match kind {
+            FrameKind::Bcn | FrameKind::BcnStop => self.bcn.is_some_and(|p| p.expedite),
+            FrameKind::ProbeReply => self.e2cm.is_some_and(|e| e.expedite),
+            FrameKind::Data | FrameKind::Probe => false,
+        }
     }
 
     /// Record a queue's new occupancy (series and time to stability).
@@ -681,7 +808,9 @@ impl Simulator {
                     self.schedule_drift(frame.flow);
                 }
             }
-            FrameKind::Data => unreachable!("data frames are delivered, not reacted to"),
+            FrameKind::Data | FrameKind::Probe | FrameKind::ProbeReply => {
+                unreachable!("only BCN messages reach the BCN reaction point")
+            }
         }
         let rl = &mut self.limiters[f];
         rl.messages += 1;
@@ -692,6 +821,7 @@ impl Simulator {
             if p.drift.is_some() {
                 self.schedule_drift(frame.flow);
             }
+            self.start_probing(frame.flow);
         }
         self.maybe_release(frame.flow);
     }
@@ -725,18 +855,26 @@ impl Simulator {
     /// the flow's frames then go out untagged.
     fn maybe_release(&mut self, flow: u32) {
         let line = self.line_rate(flow);
+        let node = self.flow_src_node[flow as usize] as usize;
+        // A per-flow queue stays whatever becomes of its limiter.
+        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
         let rl = &mut self.limiters[flow as usize];
-        if rl.active && rl.rate >= line && rl.queue.is_empty() {
+        if rl.active && rl.rate >= line && (voq || rl.queue.is_empty()) {
             rl.active = false;
             rl.cpid = NO_CP;
             rl.drift_generation += 1;
+            if let Some(s) = self.probe_src.get_mut(flow as usize) {
+                s.probing = false;
+                s.generation = s.generation.wrapping_add(1);
+                rl.probe_due = false;
+            }
         }
     }
 
     /// Make sure a release event is pending if the limiter has frames to send.
     fn rl_schedule(&mut self, flow: u32) {
         let rl = &mut self.limiters[flow as usize];
-        if rl.scheduled.is_some() || rl.stalled || rl.queue.is_empty() {
+        if rl.scheduled.is_some() || rl.stalled || (rl.queue.is_empty() && !rl.probe_due) {
             return;
         }
         let t = rl.next_allowed.max(self.now);
@@ -756,28 +894,180 @@ impl Simulator {
             return;
         }
         let node = self.flow_src_node[f] as usize;
-        let Some(&head) = self.limiters[f].queue.front() else {
-            return;
+        let rl = &self.limiters[f];
+        let size = match (rl.probe_due, rl.queue.front()) {
+            (true, _) => self.e2cm.expect("probes need E2CM").probe_bytes,
+            (false, Some(head)) => head.size,
+            (false, None) => return,
         };
-        if !self.egress_has_room(node, head.size) {
+        let arbiter_busy = matches!(&self.roles[node], Role::Host(h) if h.arbiter_free > now);
+        if arbiter_busy || !self.egress_has_room(node, size) {
             let rl = &mut self.limiters[f];
             rl.stalled = true;
             if let Role::Host(h) = &mut self.roles[node] {
                 h.stalled.push_back(flow);
             }
+            self.wake_arbiter(node);
             return;
         }
         let rl = &mut self.limiters[f];
-        let mut frame = rl.queue.pop_front().expect("a head frame");
-        rl.bytes -= frame.size as u64;
-        frame.cpid = rl.cpid;
-        rl.next_allowed = now + rl.gap(frame.size as u64);
-        let bytes = rl.bytes;
-        self.rl_occ.set(f, now, bytes);
-        self.egress_enqueue(node, frame);
+        if rl.active {
+            rl.next_allowed = now + rl.gap(size as u64);
+        }
+        if rl.probe_due {
+            rl.probe_due = false;
+            self.send_probe(node, flow);
+        } else {
+            let mut frame = rl.queue.pop_front().expect("a head frame");
+            rl.bytes -= frame.size as u64;
+            frame.cpid = rl.cpid;
+            let bytes = rl.bytes;
+            self.rl_occ.set(f, now, bytes);
+            self.to_egress(node, frame);
+            if !self.probe_src.is_empty() && self.probe_src[f].probing {
+                self.probe_src[f].bytes_since += frame.size as u64;
+                let p = self.e2cm.expect("probes need E2CM").probe_probability;
+                if unit_open0(&mut self.probe_rng[f]) <= p {
+                    self.limiters[f].probe_due = true;
+                }
+            }
+        }
         self.rl_schedule(flow);
         self.maybe_release(flow);
         self.wake_sources(node);
+    }
+
+    // ---- E2CM probes ----------------------------------------------------
+
+    /// A rate limiter was just installed: the flow starts probing its path.
+    fn start_probing(&mut self, flow: u32) {
+        let Some(e) = self.e2cm else {
+            return;
+        };
+        let s = &mut self.probe_src[flow as usize];
+        s.probing = true;
+        s.bytes_since = 0;
+        s.last_probe = self.now;
+        s.last_t_dst = None;
+        s.q_prev = 0;
+        s.generation = s.generation.wrapping_add(1);
+        let generation = s.generation;
+        self.events.schedule(
+            self.now + e.probe_max_interval,
+            Event::ProbeTimer { flow, generation },
+        );
+    }
+
+    /// Send a probe behind the flow's frames: into the egress path like data.
+    fn send_probe(&mut self, node: usize, flow: u32) {
+        let now = self.now;
+        let e = self.e2cm.expect("probes need E2CM");
+        let f = flow as usize;
+        let s = &mut self.probe_src[f];
+        let record = self.probes.take(ProbeRecord {
+            flow,
+            t_src: now,
+            bytes: s.bytes_since,
+            ..Default::default()
+        });
+        s.bytes_since = 0;
+        s.last_probe = now;
+        self.flows[f].probes_sent += 1;
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("flows start at hosts")
+        };
+        let probe = Frame {
+            created: now,
+            flow,
+            size: e.probe_bytes,
+            dst_host: self.flow_dst_host[f],
+            in_port: h.port,
+            cpid: record,
+            fb: 0,
+            kind: FrameKind::Probe,
+        };
+        self.to_egress(node, probe);
+    }
+
+    fn probe_timer(&mut self, flow: u32, generation: u32) {
+        let e = self.e2cm.expect("probes need E2CM");
+        let s = &self.probe_src[flow as usize];
+        if !s.probing || s.generation != generation {
+            return;
+        }
+        let due = s.last_probe + e.probe_max_interval;
+        let next = if self.now >= due {
+            self.limiters[flow as usize].probe_due = true;
+            self.rl_schedule(flow);
+            self.now + e.probe_max_interval
+        } else {
+            due
+        };
+        self.events
+            .schedule(next, Event::ProbeTimer { flow, generation });
+    }
+
+    /// The destination stamps the probe (and measures, in destination
+    /// mode) and returns it to the source.
+    fn reflect_probe(&mut self, node: usize, probe: Frame) {
+        let now = self.now;
+        let e = self.e2cm.expect("probes need E2CM");
+        let rec = self.probes.get_mut(probe.cpid);
+        rec.t_dst = now;
+        if let Some(sink) = self.probe_sink.get_mut(probe.flow as usize) {
+            let (rate, excess) = sink.on_probe(now, rec.t_src);
+            rec.rx_rate = rate;
+            rec.fwd_excess = excess;
+        }
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("probes end at hosts")
+        };
+        let port = h.port;
+        let reply = Frame {
+            created: now,
+            flow: probe.flow,
+            size: e.probe_bytes,
+            dst_host: self.flow_src_host[probe.flow as usize],
+            in_port: port,
+            cpid: probe.cpid,
+            fb: 0,
+            kind: FrameKind::ProbeReply,
+        };
+        if e.expedite {
+            self.ports[port as usize].expedited.push_back(reply);
+            self.try_start(port);
+        } else {
+            self.egress_enqueue(node, reply);
+        }
+    }
+
+    /// A reflected probe is back: the flow's own loop adjusts its limiter.
+    fn e2cm_react(&mut self, reply: Frame) {
+        let now = self.now;
+        let e = self.e2cm.expect("probes need E2CM");
+        let f = reply.flow as usize;
+        let record = *self.probes.get(reply.cpid);
+        self.probes.give_back(reply.cpid);
+        self.flows[f].probe_replies += 1;
+        let s = &mut self.probe_src[f];
+        if !s.probing {
+            // The limiter was released while this probe was out.
+            return;
+        }
+        let Some(q) = s.on_reply(e.measure, now, &record) else {
+            return;
+        };
+        let fb = s.feedback(&e.control, q);
+        let rl = &self.limiters[f];
+        if fb == 0 || !rl.active {
+            return;
+        }
+        let line = self.line_rate(reply.flow);
+        let rl = &mut self.limiters[f];
+        rl.rate = bcn::react(&e.control, rl.rate, fb, line);
+        let rate = rl.rate;
+        self.rl_rate.set(f, now, rate as u64);
+        self.maybe_release(reply.flow);
     }
 
     // ---- PAUSE ----------------------------------------------------------
@@ -865,9 +1155,13 @@ impl Simulator {
         let now = self.now;
         let node = self.sources[s as usize].host_node as usize;
         let port = self.sources[s as usize].host_port;
+        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
         while let Some((flow, dst_host, size)) = self.sources[s as usize].peek_frame() {
-            let limited = !self.limiters.is_empty() && self.limiters[flow as usize].active;
-            let room = if limited {
+            let limited =
+                voq || (!self.limiters.is_empty() && self.limiters[flow as usize].active);
+            let room = if voq {
+                true
+            } else if limited {
                 let cap = self.bcn.map_or(0, |p| p.rl_queue);
                 let rl = &self.limiters[flow as usize];
                 !self.host_stopped(node) && rl.bytes + size as u64 <= cap
@@ -921,7 +1215,29 @@ impl Simulator {
             unreachable!("egress queues belong to hosts")
         };
         let p = &self.ports[h.port as usize];
-        !h.stopped && h.egress.is_none_or(|cap| p.occupancy + size as u64 <= cap)
+        !h.stopped
+            && h
+                .egress
+                .is_none_or(|cap| p.occupancy + h.in_delay + size as u64 <= cap)
+    }
+
+    /// Hand a frame released by a flow's queue to the egress buffer, after
+    /// the host's loop delay; the arbiter is busy for its wire time.
+    fn to_egress(&mut self, node: usize, frame: Frame) {
+        let Role::Host(h) = &mut self.roles[node] else {
+            unreachable!("egress queues belong to hosts")
+        };
+        if h.voq {
+            h.arbiter_free = self.now + self.ports[h.port as usize].rate.tx_time(frame.size as u64);
+        }
+        if h.loop_delay == Time::ZERO {
+            self.egress_enqueue(node, frame);
+        } else {
+            h.in_delay += frame.size as u64;
+            let node = node as u32;
+            self.events
+                .schedule(self.now + h.loop_delay, Event::EgressArrive { node, frame });
+        }
     }
 
     /// Put a frame in the host's egress queue (room was checked) and start
@@ -959,18 +1275,41 @@ impl Simulator {
         if h.stopped && self.ports[h.port as usize].occupancy <= h.low {
             h.stopped = false;
         }
+        self.serve_stalled(node);
+        self.wake_sources(node);
+    }
+
+    /// Release frames of stalled flows in the order they stalled, while the
+    /// egress buffer has room and the arbiter is free.
+    fn serve_stalled(&mut self, node: usize) {
         while let Role::Host(h) = &mut self.roles[node] {
+            if h.arbiter_free > self.now {
+                self.wake_arbiter(node);
+                return;
+            }
             let Some(flow) = h.stalled.pop_front() else {
-                break;
+                return;
             };
             self.limiters[flow as usize].stalled = false;
             self.rl_release(flow);
             if self.limiters[flow as usize].stalled {
                 // Still no room; it went back to the end of the line.
-                break;
+                return;
             }
         }
-        self.wake_sources(node);
+    }
+
+    /// Make sure the stalled flows are served when the arbiter is free.
+    fn wake_arbiter(&mut self, node: usize) {
+        let Role::Host(h) = &mut self.roles[node] else {
+            return;
+        };
+        if !h.arbiter_wake && h.arbiter_free > self.now {
+            h.arbiter_wake = true;
+            let t = h.arbiter_free;
+            self.events
+                .schedule(t, Event::ArbiterFree { node: node as u32 });
+        }
     }
 
     /// Let every waiting source of the host try again, in the order they
@@ -1001,7 +1340,7 @@ impl Simulator {
         let queued = self.ports.iter().flat_map(|p| p.queue.iter());
         let limited = self.limiters.iter().flat_map(|rl| rl.queue.iter());
         let travelling = self.events.iter().filter_map(|ev| match ev {
-            Event::Arrive { frame, .. } => Some(frame),
+            Event::Arrive { frame, .. } | Event::EgressArrive { frame, .. } => Some(frame),
             _ => None,
         });
         for f in queued.chain(limited).chain(travelling) {

@@ -65,6 +65,9 @@ pub struct BcnParams {
     pub rl_queue: u64,
     /// Size of a notification frame on the wire.
     pub message_bytes: u32,
+    /// Notifications travel in the strict-priority expedited class, outside
+    /// the buffer accounting (else they queue and may be dropped like data).
+    pub expedite: bool,
     /// BCN-MAX: at or above this queue length (bytes) the feedback is the maximal negative.
     pub bcn_max: Option<u64>,
     pub stop: Option<StopParams>,
@@ -131,25 +134,38 @@ impl CongestionPoint {
         queue_bytes: u64,
         tagged_here: bool,
     ) -> Option<Feedback> {
-        let q = (queue_bytes / PAGE_BYTES) as i64;
-        let q_off = p.qeq_pages - q;
-        let q_delta = q - self.q_prev;
-        self.q_prev = q;
+        let q_prev = self.q_prev;
+        self.q_prev = pages(queue_bytes);
         if p.stop.is_some_and(|s| queue_bytes >= s.threshold) {
             return Some(Feedback::Stop);
         }
-        let fb_max = p.fb_max();
-        if p.bcn_max.is_some_and(|t| queue_bytes >= t) {
-            return Some(Feedback::Rate(-fb_max as i32));
-        }
-        let fb = (q_off as f64 - p.w * q_delta as f64).round() as i64;
-        let fb = fb.clamp(-fb_max, fb_max) as i32;
-        match fb {
+        match feedback_value(p, queue_bytes, q_prev) {
             f if f < 0 => Some(Feedback::Rate(f)),
             f if f > 0 && tagged_here => Some(Feedback::Rate(f)),
             _ => None,
         }
     }
+}
+
+/// Whole 64-byte pages in `bytes`.
+#[inline]
+pub fn pages(bytes: u64) -> i64 {
+    (bytes / PAGE_BYTES) as i64
+}
+
+/// The feedback law shared by every BCN-style loop (BCN, ECM and E2CM's
+/// per-flow controller): Fb = round(Qoff − W·Qdelta) in pages for a queue
+/// of `queue_bytes` whose previous sample was `q_prev` pages, saturated at
+/// ±(1 + 2W)·Qeq; the maximal negative value at or above the BCN-MAX threshold.
+pub fn feedback_value(p: &BcnParams, queue_bytes: u64, q_prev: i64) -> i32 {
+    let fb_max = p.fb_max();
+    if p.bcn_max.is_some_and(|t| queue_bytes >= t) {
+        return -fb_max as i32;
+    }
+    let q = pages(queue_bytes);
+    let q_off = p.qeq_pages - q;
+    let fb = (q_off as f64 - p.w * (q - q_prev) as f64).round() as i64;
+    fb.clamp(-fb_max, fb_max) as i32
 }
 
 fn next_interval(s: &Sampling, rng: &mut Stream) -> i64 {
@@ -209,6 +225,7 @@ mod tests {
             initial_rate: None,
             rl_queue: 150_000,
             message_bytes: 64,
+            expedite: false,
             bcn_max: None,
             stop: None,
             drift: None,

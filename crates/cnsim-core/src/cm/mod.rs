@@ -4,3 +4,4 @@
 //! `net::rate_limiter`).
 
 pub mod bcn;
+pub mod e2cm;

@@ -11,6 +11,11 @@ pub enum FrameKind {
     Bcn,
     /// BCN(0,0): stop, then restart at the restart rate.
     BcnStop,
+    /// An E2CM probe on its way to the flow's destination; `cpid` holds
+    /// the index of its record (`cm::e2cm::ProbeRecord`).
+    Probe,
+    /// The probe reflected by the destination, back to the flow's source.
+    ProbeReply,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

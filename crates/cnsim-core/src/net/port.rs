@@ -19,6 +19,9 @@ pub struct Port {
     /// Reduced service-rate schedule (ports that feed a slow host).
     pub service: Option<ServiceSchedule>,
     pub queue: VecDeque<Frame>,
+    /// Strict-priority class for small control frames (reflected probes):
+    /// served before `queue`, outside the buffer accounting.
+    pub expedited: VecDeque<Frame>,
     /// Bytes in `queue`, including the frame being transmitted.
     pub occupancy: u64,
     /// What the transmitter is doing.
@@ -39,6 +42,7 @@ pub struct Port {
 pub enum TxState {
     Idle,
     Data,
+    Expedited,
     Pause(u16),
 }
 
@@ -56,6 +60,7 @@ impl Port {
             delay,
             service: None,
             queue: VecDeque::with_capacity(128),
+            expedited: VecDeque::new(),
             occupancy: 0,
             tx: TxState::Idle,
             ctrl_pending: None,

@@ -28,6 +28,8 @@ pub struct RateLimiter {
     pub drift_generation: u32,
     /// Notifications received while installed (for the summary).
     pub messages: u64,
+    /// An E2CM probe goes out before the next frame.
+    pub probe_due: bool,
 }
 
 impl Default for RateLimiter {
@@ -43,6 +45,7 @@ impl Default for RateLimiter {
             stalled: false,
             drift_generation: 0,
             messages: 0,
+            probe_due: false,
         }
     }
 }

@@ -199,11 +199,22 @@ impl<'a> Builder<'a> {
             sources,
             plot: PlotSpec::default(),
             bcn: None,
+            e2cm: None,
             metrics: MetricsSpec::default(),
             sweep: None,
         };
         if let Some(bcn) = &raw.bcn {
-            scenario.bcn = Some(self.bcn(bcn)?);
+            scenario.bcn = Some(self.bcn(bcn, &FieldPath::root().key("bcn"))?);
+        }
+        if let Some(e) = &raw.e2cm {
+            if raw.bcn.is_none() {
+                return Err(self.err(
+                    &FieldPath::root().key("e2cm"),
+                    "E2CM probes start on the switches' feedback: it needs a [bcn] section too",
+                ));
+            }
+            let params = self.e2cm(e)?;
+            scenario.e2cm = e.enabled.unwrap_or(true).then_some(params);
         }
         if let Some(m) = &raw.metrics {
             scenario.metrics = self.metrics(m, &scenario)?;
@@ -548,12 +559,30 @@ impl<'a> Builder<'a> {
             None => None,
             Some((s, sp)) => Some(self.service(s, &sp)?),
         };
+        let voq = pick(&h.voq, p.key("voq"), d.map(|d| &d.voq), dp.key("voq"));
+        let loop_src = pick(
+            &h.loop_delay,
+            p.key("loop_delay"),
+            d.map(|d| &d.loop_delay),
+            dp.key("loop_delay"),
+        );
+        let loop_path = loop_src.as_ref().map(|(_, lp)| lp.clone());
+        let loop_delay = self.opt_time(loop_src)?.unwrap_or(Time::ZERO);
+        let voq = voq.is_some_and(|(v, _)| *v);
+        if loop_delay > Time::ZERO && !voq {
+            return Err(self.err(
+                &loop_path.expect("a loop delay was given"),
+                "a loop delay sits between per-flow queues and the egress buffer: set voq = true",
+            ));
+        }
         Ok(HostSpec {
             egress,
             egress_high,
             egress_low,
             response_time,
             service,
+            voq,
+            loop_delay,
         })
     }
 

@@ -3,13 +3,15 @@
 
 use super::build::{Builder, FRAME_RANGE};
 use super::error::{FieldPath, ScenarioError};
-use super::schema::{RawBcn, RawBcnStop, RawDrift};
+use super::schema::{RawBcn, RawBcnStop, RawDrift, RawE2cm};
 use crate::cm::bcn::{BcnParams, DriftParams, Sampling, StopParams, PAGE_BYTES};
+use crate::cm::e2cm::{E2cmParams, Measure};
 use crate::units::{Rate, Time};
 
 impl Builder<'_> {
-    pub(super) fn bcn(&self, raw: &RawBcn) -> Result<BcnParams, ScenarioError> {
-        let bp = FieldPath::root().key("bcn");
+    /// A BCN-style loop's parameters from the table at `bp`.
+    pub(super) fn bcn(&self, raw: &RawBcn, bp: &FieldPath) -> Result<BcnParams, ScenarioError> {
+        let bp = bp.clone();
         let qeq = match &raw.qeq {
             Some(s) => self.size(s, &bp.key("qeq"))?,
             None => 375 * PAGE_BYTES,
@@ -21,11 +23,35 @@ impl Builder<'_> {
             ));
         }
         let w = self.gain(raw.w, 2.0, &bp.key("w"))?;
-        let gi = self.gain(raw.gi, 0.53, &bp.key("gi"))?;
-        let gd = self.gain(raw.gd, 2.6e-4, &bp.key("gd"))?;
         let rate_unit = self
             .opt_rate(&raw.rate_unit, &bp.key("rate_unit"))?
             .unwrap_or(Rate::mbps(1));
+        // Gains may be given directly or by what a maximal feedback does
+        // (PROTOCOLS.md §2.4): Gd = d / Fbmax, Gi = (ΔR / Ru) / Fbmax.
+        let fb_max = ((1.0 + 2.0 * w) * (qeq / PAGE_BYTES) as f64).round();
+        let gi = match (raw.gi, &raw.increase_at_fbmax) {
+            (Some(_), Some(_)) => {
+                return Err(self.err(
+                    &bp.key("increase_at_fbmax"),
+                    "give either gi or increase_at_fbmax, not both",
+                ))
+            }
+            (None, Some(r)) => {
+                let r = self.rate(r, &bp.key("increase_at_fbmax"))?;
+                r.0 as f64 / rate_unit.0 as f64 / fb_max
+            }
+            (gi, None) => self.gain(gi, 0.53, &bp.key("gi"))?,
+        };
+        let gd = match (raw.gd, raw.decrease_at_fbmax) {
+            (Some(_), Some(_)) => {
+                return Err(self.err(
+                    &bp.key("decrease_at_fbmax"),
+                    "give either gd or decrease_at_fbmax, not both",
+                ))
+            }
+            (None, Some(d)) => self.gain(Some(d), 0.0, &bp.key("decrease_at_fbmax"))? / fb_max,
+            (gd, None) => self.gain(gd, 2.6e-4, &bp.key("gd"))?,
+        };
         let sampling = match (raw.sample_probability, &raw.sample_interval) {
             (Some(_), Some(_)) => {
                 return Err(self.err(
@@ -94,6 +120,7 @@ impl Builder<'_> {
             }
         }
         let rl_queue = match &raw.rl_queue {
+            Some(s) if s == "unlimited" => u64::MAX,
             Some(s) => self.size(s, &bp.key("rl_queue"))?,
             None => 150 * self.kilobyte(),
         };
@@ -148,6 +175,7 @@ impl Builder<'_> {
             initial_rate,
             rl_queue,
             message_bytes,
+            expedite: raw.expedite.unwrap_or(false),
             bcn_max,
             stop,
             drift,
@@ -164,6 +192,83 @@ impl Builder<'_> {
             ));
         }
         Ok(params)
+    }
+
+    /// The `[e2cm]` section; its `control` table is a BCN loop without a
+    /// sampler, BCN(0,0) or drift (the probes stand in for samples).
+    pub(super) fn e2cm(&self, raw: &RawE2cm) -> Result<E2cmParams, ScenarioError> {
+        let ep = FieldPath::root().key("e2cm");
+        let measure = match raw.measure.as_deref() {
+            None | Some("source") => Measure::Source,
+            Some("destination") => Measure::Destination,
+            Some(other) => {
+                return Err(self.err(
+                    &ep.key("measure"),
+                    format!("expected \"source\" or \"destination\", found \"{other}\""),
+                ))
+            }
+        };
+        let probe_probability = raw.probe_probability.unwrap_or(0.02);
+        if !(probe_probability > 0.0 && probe_probability <= 1.0) {
+            return Err(self.err(
+                &ep.key("probe_probability"),
+                format!("expected a probability in (0, 1], found {probe_probability}"),
+            ));
+        }
+        let probe_max_interval = match &raw.probe_max_interval {
+            Some(s) => self.time(s, &ep.key("probe_max_interval"))?,
+            None => Time::from_ms(10),
+        };
+        if probe_max_interval == Time::ZERO {
+            return Err(self.err(
+                &ep.key("probe_max_interval"),
+                "expected an interval above zero, found 0",
+            ));
+        }
+        let probe_bytes = match &raw.probe {
+            Some(s) => {
+                let b = self.size(s, &ep.key("probe"))?;
+                if !(FRAME_RANGE.0..=FRAME_RANGE.1).contains(&b) {
+                    return Err(self.err(
+                        &ep.key("probe"),
+                        format!(
+                            "expected a frame size from {} B to {} B, found {b} B",
+                            FRAME_RANGE.0, FRAME_RANGE.1
+                        ),
+                    ));
+                }
+                b as u32
+            }
+            None => 64,
+        };
+        let cp = ep.key("control");
+        let control_raw = raw.control.clone().unwrap_or_default();
+        for (key, given) in [
+            ("sample_interval", control_raw.sample_interval.is_some()),
+            ("sample_jitter", control_raw.sample_jitter.is_some()),
+            ("sample_probability", control_raw.sample_probability.is_some()),
+            ("initial_rate", control_raw.initial_rate.is_some()),
+            ("rl_queue", control_raw.rl_queue.is_some()),
+            ("message", control_raw.message.is_some()),
+            ("expedite", control_raw.expedite.is_some()),
+            ("stop", control_raw.stop.is_some()),
+            ("drift", control_raw.drift.is_some()),
+        ] {
+            if given {
+                return Err(self.err(
+                    &cp.key(key),
+                    format!("'{key}' belongs to [bcn]; the per-flow loop samples with probes (probe_probability)"),
+                ));
+            }
+        }
+        Ok(E2cmParams {
+            control: self.bcn(&control_raw, &cp)?,
+            measure,
+            probe_probability,
+            probe_max_interval,
+            probe_bytes,
+            expedite: raw.expedite.unwrap_or(true),
+        })
     }
 
     fn bcn_stop(&self, s: &RawBcnStop, p: &FieldPath) -> Result<StopParams, ScenarioError> {

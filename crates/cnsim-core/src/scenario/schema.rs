@@ -32,6 +32,8 @@ pub struct RawScenario {
     /// Backward Congestion Notification: congestion points on switch output
     /// queues, rate limiters in the hosts.
     pub bcn: Option<RawBcn>,
+    /// E2CM: per-flow probing on top of the `[bcn]` switch loop (ECM).
+    pub e2cm: Option<RawE2cm>,
     /// Derived metrics to put in the summary.
     pub metrics: Option<RawMetrics>,
 }
@@ -154,6 +156,11 @@ pub struct RawHost {
     pub egress_low: Option<String>,
     pub response_time: Option<String>,
     pub service: Option<RawService>,
+    /// One queue per flow (per destination) between the sources and the
+    /// egress buffer, unlimited, served round-robin at the line rate.
+    pub voq: Option<bool>,
+    /// Delay between the per-flow queues and the egress buffer (needs `voq`).
+    pub loop_delay: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -213,6 +220,11 @@ pub struct RawBcn {
     pub w: Option<f64>,
     pub gi: Option<f64>,
     pub gd: Option<f64>,
+    /// Instead of `gi`: the increase a maximal positive feedback gives, e.g. "50Mbps".
+    pub increase_at_fbmax: Option<String>,
+    /// Instead of `gd`: the decrease factor a maximal negative feedback gives
+    /// (before the `max_decrease` cap), e.g. 0.5.
+    pub decrease_at_fbmax: Option<f64>,
     /// Rate unit Ru of the additive increase, e.g. "1Mbps".
     pub rate_unit: Option<String>,
     /// Mean bytes between samples, e.g. "150KB".
@@ -226,10 +238,12 @@ pub struct RawBcn {
     pub max_decrease: Option<f64>,
     /// Rate of a newly installed limiter (default: the line rate).
     pub initial_rate: Option<String>,
-    /// Queue of each rate limiter, e.g. "150KB".
+    /// Queue of each rate limiter, e.g. "150KB", or "unlimited".
     pub rl_queue: Option<String>,
     /// Notification frame size, e.g. "64B".
     pub message: Option<String>,
+    /// Send notifications in the strict-priority expedited class (default false).
+    pub expedite: Option<bool>,
     /// BCN-MAX threshold: maximal negative feedback at or above this queue length.
     pub bcn_max: Option<String>,
     /// BCN(0,0), the severe-congestion stop message.
@@ -287,4 +301,25 @@ pub struct RawStability {
     /// Congestion starts when the queue first exceeds this (default: twice
     /// the threshold, so that a burst crossing the threshold does not count).
     pub onset: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawE2cm {
+    /// false runs the `[bcn]` switch loop alone (ECM), keeping the section
+    /// for sweeps that compare the two.
+    pub enabled: Option<bool>,
+    /// "source" (the study's source-based form) or "destination".
+    pub measure: Option<String>,
+    /// Probability that a released data frame is followed by a probe.
+    pub probe_probability: Option<f64>,
+    /// A probing flow sends a probe at least this often, e.g. "10ms".
+    pub probe_max_interval: Option<String>,
+    /// Probe frame size, e.g. "64B".
+    pub probe: Option<String>,
+    /// Reflected probes travel in the strict-priority expedited class.
+    pub expedite: Option<bool>,
+    /// The per-flow loop's law, with `[bcn]`'s keys for it (qeq, w, gains,
+    /// min_rate, max_decrease, bcn_max).
+    pub control: Option<RawBcn>,
 }

@@ -16,6 +16,7 @@ pub struct Scenario {
     pub sources: Vec<SourceSpec>,
     pub plot: PlotSpec,
     pub bcn: Option<crate::cm::bcn::BcnParams>,
+    pub e2cm: Option<crate::cm::e2cm::E2cmParams>,
     pub metrics: MetricsSpec,
     /// The file's `[sweep]` section, checked for shape only; its keys and
     /// values are checked by loading each point. Not part of the scenario
@@ -89,6 +90,10 @@ pub struct HostSpec {
     pub response_time: Time,
     /// Service-rate schedule of the link into this host.
     pub service: Option<ServiceSchedule>,
+    /// Per-flow queues in front of the egress buffer (see `RawHost::voq`).
+    pub voq: bool,
+    /// Delay from the per-flow queues to the egress buffer.
+    pub loop_delay: Time,
 }
 
 /// The rate at which the link into a host is drained: the full link rate,
