@@ -392,3 +392,47 @@ fn a_sweep_section_is_accepted_and_checked_for_shape() {
         assert!(e.starts_with("s.toml:"), "{e}");
     }
 }
+
+#[test]
+fn e2cm_and_adapter_mistakes_are_named() {
+    // A loop delay without per-destination queues.
+    let msg = reject("name = \"A\"\n", "name = \"A\"\nloop_delay = \"10us\"\n");
+    check(&msg, 9, &["hosts[0].loop_delay", "set voq = true"]);
+    // E2CM without the switch loop.
+    let msg = reject("load = 0.5\n", "load = 0.5\n[e2cm]\nmeasure = \"source\"\n");
+    assert!(msg.contains("e2cm") && msg.contains("[bcn]"), "{msg}");
+    // An unknown measurement point.
+    let msg = reject(
+        "load = 0.5\n",
+        "load = 0.5\n[bcn]\n[e2cm]\nmeasure = \"middle\"\n",
+    );
+    check(
+        &msg,
+        22,
+        &[
+            "e2cm.measure",
+            "\"source\" or \"destination\"",
+            "\"middle\"",
+        ],
+    );
+    // Sampling belongs to [bcn]; the flow loop samples with probes.
+    let msg = reject(
+        "load = 0.5\n",
+        "load = 0.5\n[bcn]\n[e2cm]\ncontrol = { sample_probability = 0.1 }\n",
+    );
+    check(
+        &msg,
+        22,
+        &["e2cm.control.sample_probability", "probe_probability"],
+    );
+    // A gain given twice.
+    let msg = reject(
+        "load = 0.5\n",
+        "load = 0.5\n[bcn]\ngi = 0.5\nincrease_at_fbmax = \"50Mbps\"\n",
+    );
+    check(
+        &msg,
+        22,
+        &["bcn.increase_at_fbmax", "either gi or increase_at_fbmax"],
+    );
+}

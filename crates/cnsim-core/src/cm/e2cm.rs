@@ -213,7 +213,10 @@ mod tests {
         // 75,000 B between stamps 60 us apart: 1.25e9 B/s = 10 Gb/s.
         let r = throughput(75_000, Time::from_us(40), Time::from_us(100)).unwrap();
         assert!((r - 1.25e9).abs() < 1e-3, "{r}");
-        assert_eq!(throughput(75_000, Time::from_us(100), Time::from_us(100)), None);
+        assert_eq!(
+            throughput(75_000, Time::from_us(100), Time::from_us(100)),
+            None
+        );
     }
 
     #[test]
@@ -267,7 +270,10 @@ mod tests {
             fwd_excess: excess,
             ..Default::default()
         };
-        assert_eq!(s.on_reply(Measure::Destination, Time::ZERO, &r), Some(3_750));
+        assert_eq!(
+            s.on_reply(Measure::Destination, Time::ZERO, &r),
+            Some(3_750)
+        );
     }
 
     #[test]
@@ -295,7 +301,13 @@ mod tests {
         assert_ne!(a, b);
         pool.give_back(a);
         assert_eq!(pool.in_use(), 1);
-        assert_eq!(pool.take(ProbeRecord { bytes: 9, ..Default::default() }), a);
+        assert_eq!(
+            pool.take(ProbeRecord {
+                bytes: 9,
+                ..Default::default()
+            }),
+            a
+        );
         assert_eq!(pool.get(a).bytes, 9);
     }
 }

@@ -246,7 +246,10 @@ impl Builder<'_> {
         for (key, given) in [
             ("sample_interval", control_raw.sample_interval.is_some()),
             ("sample_jitter", control_raw.sample_jitter.is_some()),
-            ("sample_probability", control_raw.sample_probability.is_some()),
+            (
+                "sample_probability",
+                control_raw.sample_probability.is_some(),
+            ),
             ("initial_rate", control_raw.initial_rate.is_some()),
             ("rl_queue", control_raw.rl_queue.is_some()),
             ("message", control_raw.message.is_some()),
