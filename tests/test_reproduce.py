@@ -36,7 +36,7 @@ def test_list_names_the_studies(cli):
 def test_unknown_study_is_a_clear_error(cli, tmp_path):
     r = cli("reproduce", "baselin", "--out", tmp_path / "x")
     assert r.code == 2
-    assert r.err.startswith("error: unknown study 'baselin'; known studies: baseline, cn_sim_baseline, hotspot_degree")
+    assert r.err.startswith("error: unknown study 'baselin'; known studies: baseline, cn_sim_baseline, e2cm, hotspot_degree")
     assert "Traceback" not in r.err
     assert not (tmp_path / "x").exists()
 
@@ -134,3 +134,17 @@ def test_hotspot_degree_report_sweeps_topology_and_degree(tmp_path):
         assert point in text
     assert "is per_edge = 1, B is 5, C is 10" in text  # the scenario's reconstruction notes
     assert re.search(r"scenario hash <code>[0-9a-f]{64}</code>", text)
+
+
+def test_e2cm_report_compares_schemes_flow_control_and_loop_delay(tmp_path):
+    text = _reproduce_quick(tmp_path, "e2cm")
+    assert "Switch frame drops per variant" in text and "Switch drops against the loop delay" in text
+    # Quick points: three schemes, with and without PAUSE, at 0 and 500 us.
+    for point in ("ecm-pause-rtt000", "e2cm-src-drop-rtt500", "e2cm-dst-pause-rtt500"):
+        assert point in text
+    drops = text.split("Switch frame drops per variant", 1)[1].split("</table>", 1)[0]
+    # With PAUSE no scheme drops a frame, at either loop delay.
+    pause_rows = re.findall(r"<td>(ecm|e2cm-src|e2cm-dst)</td>\s*<td>pause</td>\s*<td>([0-9,]+)</td>\s*<td>([0-9,]+)</td>",
+                            drops)
+    assert len(pause_rows) == 3 and all(a == b == "0" for _, a, b in pause_rows)
+    assert "1500 KB - RTT x 10 Gb/s" in text  # the scenario's reconstruction notes
