@@ -1403,6 +1403,11 @@ mod tests {
     /// H1 -- SW -- H2 at 10 Gb/s; H1 sends 1500 B frames at 90% of the line
     /// rate on the slot grid; the congestion point never samples on its own.
     fn sim(bcn_extra: &str) -> Simulator {
+        sim_with("", bcn_extra)
+    }
+
+    /// The same, with extra keys for H2.
+    fn sim_with(h2_extra: &str, bcn_extra: &str) -> Simulator {
         let text = format!(
             r#"
 duration = "10ms"
@@ -1417,6 +1422,7 @@ name = "H1"
 response_time = "2us"
 [[hosts]]
 name = "H2"
+{h2_extra}
 [[links]]
 between = ["H1", "SW"]
 [[links]]
@@ -1441,36 +1447,10 @@ sample_interval = "1000MB"
     /// link drains at 1 Gb/s behind about 1 MB of queued data: the time at
     /// which it takes effect (the limiter of flow 0 counts it).
     fn notification_delay(expedite: bool) -> Time {
-        let text = format!(
-            r#"
-duration = "20ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "0.5us"
-[[switches]]
-name = "SW"
-[[hosts]]
-name = "H1"
-[[hosts]]
-name = "H2"
-service = {{ rate = "1Gbps" }}
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["SW", "H2"]
-[[sources]]
-host = "H1"
-to = "H2"
-load = 0.9
-slot_offset = "0ns"
-[bcn]
-sample_interval = "1000MB"
-expedite = {expedite}
-"#
+        let mut s = sim_with(
+            r#"service = { rate = "1Gbps" }"#,
+            &format!("expedite = {expedite}"),
         );
-        let sc = load(&text, "x.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
-        let mut s = Simulator::new(&sc, 1);
-        s.start_sources();
         let t0 = Time::from_ms(1);
         s.run_until(t0, None).unwrap();
         assert!(s.ports[2].occupancy > 900_000, "{}", s.ports[2].occupancy);
