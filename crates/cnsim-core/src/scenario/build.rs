@@ -97,6 +97,20 @@ impl<'a> Builder<'a> {
     pub(super) fn size(&self, s: &str, path: &FieldPath) -> Result<u64, ScenarioError> {
         parse_size(s, self.kb).map_err(|e| self.err(path, e.to_string()))
     }
+    /// A frame size on the wire, 64 B to a 9216 B jumbo frame.
+    pub(super) fn frame_size(&self, s: &str, path: &FieldPath) -> Result<u32, ScenarioError> {
+        let b = self.size(s, path)?;
+        if !(FRAME_RANGE.0..=FRAME_RANGE.1).contains(&b) {
+            return Err(self.err(
+                path,
+                format!(
+                    "expected a frame size from {} B to {} B, found {b} B",
+                    FRAME_RANGE.0, FRAME_RANGE.1
+                ),
+            ));
+        }
+        Ok(b as u32)
+    }
     fn opt_time(&self, v: Sourced<String>) -> Result<Option<Time>, ScenarioError> {
         v.map(|(s, p)| self.time(s, &p)).transpose()
     }
@@ -813,19 +827,7 @@ impl<'a> Builder<'a> {
                 dp.key("frame"),
             ) {
                 None => DEFAULT_FRAME as u64,
-                Some((f, fp)) => {
-                    let b = self.size(f, &fp)?;
-                    if b < FRAME_RANGE.0 || b > FRAME_RANGE.1 {
-                        return Err(self.err(
-                            &fp,
-                            format!(
-                                "expected a frame size from {} B to {} B, found {b} B",
-                                FRAME_RANGE.0, FRAME_RANGE.1
-                            ),
-                        ));
-                    }
-                    b
-                }
+                Some((f, fp)) => self.frame_size(f, &fp)? as u64,
             };
             let transaction = match (
                 kind,

@@ -134,19 +134,7 @@ impl Builder<'_> {
             ));
         }
         let message_bytes = match &raw.message {
-            Some(s) => {
-                let b = self.size(s, &bp.key("message"))?;
-                if !(FRAME_RANGE.0..=FRAME_RANGE.1).contains(&b) {
-                    return Err(self.err(
-                        &bp.key("message"),
-                        format!(
-                            "expected a frame size from {} B to {} B, found {b} B",
-                            FRAME_RANGE.0, FRAME_RANGE.1
-                        ),
-                    ));
-                }
-                b as u32
-            }
+            Some(s) => self.frame_size(s, &bp.key("message"))?,
             None => 64,
         };
         let bcn_max = match &raw.bcn_max {
@@ -226,19 +214,7 @@ impl Builder<'_> {
             ));
         }
         let probe_bytes = match &raw.probe {
-            Some(s) => {
-                let b = self.size(s, &ep.key("probe"))?;
-                if !(FRAME_RANGE.0..=FRAME_RANGE.1).contains(&b) {
-                    return Err(self.err(
-                        &ep.key("probe"),
-                        format!(
-                            "expected a frame size from {} B to {} B, found {b} B",
-                            FRAME_RANGE.0, FRAME_RANGE.1
-                        ),
-                    ));
-                }
-                b as u32
-            }
+            Some(s) => self.frame_size(s, &ep.key("probe"))?,
             None => 64,
         };
         let cp = ep.key("control");
