@@ -8,8 +8,11 @@ A result directory holds::
     flow_throughput.parquet      time_s, flow, offered_gbps, delivered_gbps
     link_throughput.parquet      time_s, queue, gbps
     queue_occupancy.parquet      time_s, queue, mean_bytes, max_bytes, drops, xoff
-    rate_limiters.parquet        time_s, flow, rate_gbps, queue_mean_bytes, queue_max_bytes
-                                 (rows only with a congestion-notification scheme)
+    rate_limiters.parquet        time_s, flow, rate_gbps, target_gbps, queue_mean_bytes,
+                                 queue_max_bytes (rows only with a congestion-notification
+                                 scheme; target_gbps is QCN's TR, else NaN)
+    transport.parquet            time_s, flow, cwnd_bytes, retransmissions, timeouts
+                                 (rows only for TCP flows)
     figures/                     only if plots were asked for
 
 Time series are long-format with one row per (bin, flow|queue); ``time_s`` is
@@ -31,8 +34,17 @@ import numpy as np
 import pandas as pd
 
 SUMMARY_FILE = "summary.json"
-TABLES = ("flows", "queues", "flow_throughput", "link_throughput", "queue_occupancy", "rate_limiters")
-_RL_COLUMNS = ("time_s", "flow", "rate_gbps", "queue_mean_bytes", "queue_max_bytes")
+TABLES = (
+    "flows",
+    "queues",
+    "flow_throughput",
+    "link_throughput",
+    "queue_occupancy",
+    "rate_limiters",
+    "transport",
+)
+# Results saved before this table existed load with it empty.
+_OPTIONAL_TABLES = ("transport",)
 FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
@@ -68,9 +80,12 @@ class Result:
         xoff (XOFF PAUSE frames this port sent upstream).
     rate_limiters : DataFrame
         time_s, flow, rate_gbps (time-averaged rate of the flow's rate limiter;
-        the line rate while none is installed), queue_mean_bytes and
-        queue_max_bytes (the limiter's queue). Empty without a
-        congestion-notification scheme.
+        the line rate while none is installed), target_gbps (QCN's target
+        rate TR; NaN for other schemes), queue_mean_bytes and queue_max_bytes
+        (the limiter's queue). Empty without a congestion-notification scheme.
+    transport : DataFrame
+        time_s, flow, cwnd_bytes (time-averaged congestion window),
+        retransmissions (segments) and timeouts, for TCP flows only.
     path : Path or None
         The directory this result was saved to or loaded from.
     """
@@ -84,6 +99,7 @@ class Result:
         link_throughput: pd.DataFrame,
         queue_occupancy: pd.DataFrame,
         rate_limiters: pd.DataFrame | None = None,
+        transport: pd.DataFrame | None = None,
         path: Path | None = None,
     ) -> None:
         self.summary = summary
@@ -93,6 +109,7 @@ class Result:
         self.link_throughput = link_throughput
         self.queue_occupancy = queue_occupancy
         self.rate_limiters = rate_limiters if rate_limiters is not None else _empty_rate_limiters()
+        self.transport = transport if transport is not None else _empty_transport()
         self.path = path
 
     # ------------------------------------------------------------------ accessors
@@ -206,16 +223,47 @@ class Result:
         if rl_rate.size:
             rl_occ = _matrix(raw["flow_rl_occ_mean"], n_flows, n_bins, np.float64)
             rl_max = _matrix(raw["flow_rl_occ_max"], n_flows, n_bins, np.uint64)
+            rl_target = np.asarray(raw.get("flow_rl_target_mean", ()), dtype=np.float64)
+            if rl_target.size:
+                rl_target = _matrix(rl_target, n_flows, n_bins, np.float64)
+            else:
+                rl_target = np.full((n_flows, n_bins), np.nan)
             rate_limiters = pd.DataFrame(
                 {
                     "time_s": np.tile(times, n_flows),
                     "flow": np.repeat(flow_names, n_bins),
                     "rate_gbps": _matrix(rl_rate, n_flows, n_bins, np.float64).ravel() / 1e9,
+                    "target_gbps": rl_target.ravel() / 1e9,
                     "queue_mean_bytes": rl_occ.ravel(),
                     "queue_max_bytes": rl_max.ravel().astype(np.int64),
                 }
             )
-        return cls(summary, flows, queues, flow_throughput, link_throughput, queue_occupancy, rate_limiters)
+        transport = _empty_transport()
+        cwnd = np.asarray(raw.get("flow_cwnd_mean", ()), dtype=np.float64)
+        if cwnd.size:
+            cwnd = _matrix(cwnd, n_flows, n_bins, np.float64)
+            retx = _matrix(raw["flow_retransmissions"], n_flows, n_bins, np.uint64)
+            rto = _matrix(raw["flow_timeouts"], n_flows, n_bins, np.uint64)
+            tcp_rows = np.flatnonzero(flows.get("transport", pd.Series("udp", index=flows.index)).to_numpy() == "tcp")
+            transport = pd.DataFrame(
+                {
+                    "time_s": np.tile(times, len(tcp_rows)),
+                    "flow": np.repeat(flow_names[tcp_rows], n_bins),
+                    "cwnd_bytes": cwnd[tcp_rows].ravel(),
+                    "retransmissions": retx[tcp_rows].ravel().astype(np.int64),
+                    "timeouts": rto[tcp_rows].ravel().astype(np.int64),
+                }
+            )
+        return cls(
+            summary,
+            flows,
+            queues,
+            flow_throughput,
+            link_throughput,
+            queue_occupancy,
+            rate_limiters,
+            transport,
+        )
 
     # ------------------------------------------------------------------ persistence
 
@@ -273,6 +321,8 @@ class Result:
         tables = {}
         for name in TABLES:
             file = path / f"{name}.parquet"
+            if not file.is_file() and name in _OPTIONAL_TABLES:
+                continue
             if not file.is_file():
                 raise ResultError(f"{path}: incomplete result directory (no {file.name})")
             try:
@@ -306,8 +356,21 @@ def _empty_rate_limiters() -> pd.DataFrame:
             "time_s": pd.Series(dtype=np.float64),
             "flow": pd.Series(dtype=object),
             "rate_gbps": pd.Series(dtype=np.float64),
+            "target_gbps": pd.Series(dtype=np.float64),
             "queue_mean_bytes": pd.Series(dtype=np.float64),
             "queue_max_bytes": pd.Series(dtype=np.int64),
+        }
+    )
+
+
+def _empty_transport() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "time_s": pd.Series(dtype=np.float64),
+            "flow": pd.Series(dtype=object),
+            "cwnd_bytes": pd.Series(dtype=np.float64),
+            "retransmissions": pd.Series(dtype=np.int64),
+            "timeouts": pd.Series(dtype=np.int64),
         }
     )
 

@@ -11,6 +11,7 @@ pub mod results;
 pub mod scenario;
 pub mod sim;
 pub mod traffic;
+pub mod transport;
 pub mod units;
 
 pub use results::{RunResult, Summary};

@@ -8,6 +8,12 @@ use sha2::{Digest, Sha256};
 
 /// Where the frames of a flow (or of all flows) went. Offered = delivered +
 /// dropped + in flight at the end.
+///
+/// A TCP flow counts application bytes instead: offered is what the
+/// application wrote (one "frame" per write), delivered is what reached the
+/// receiving application in order (one "frame" per segment that advanced
+/// it), nothing is dropped (lost segments are retransmitted; see
+/// `FlowCounters::segments_dropped`), and in flight is the rest.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Volume {
     pub offered_frames: u64,
@@ -63,6 +69,15 @@ pub struct FlowCounters {
     /// E2CM probes this flow's source sent, and reflected probes it received.
     pub probes_sent: u64,
     pub probe_replies: u64,
+    /// TCP flows: segments sent (first transmissions and retransmissions),
+    /// retransmissions among them, fast retransmits, retransmission
+    /// timeouts, segments and ACKs lost in the network.
+    pub segments_sent: u64,
+    pub retransmissions: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub segments_dropped: u64,
+    pub acks_dropped: u64,
 }
 
 impl FlowCounters {
@@ -119,6 +134,15 @@ pub struct Series {
     pub flow_rl_rate_mean: Vec<f64>,
     pub flow_rl_occ_mean: Vec<f64>,
     pub flow_rl_occ_max: Vec<u64>,
+    /// Per flow and bin: the QCN reaction point's target rate TR, bit/s
+    /// (empty without QCN).
+    pub flow_rl_target_mean: Vec<f64>,
+    /// Per flow and bin, TCP flows' rows meaningful (empty without TCP):
+    /// congestion window (bytes, time-weighted mean), retransmitted
+    /// segments, retransmission timeouts.
+    pub flow_cwnd_mean: Vec<f64>,
+    pub flow_retransmissions: Vec<u64>,
+    pub flow_timeouts: Vec<u64>,
 }
 
 /// Time to stability of one queue (PROTOCOLS.md section 7): congestion
@@ -160,6 +184,7 @@ pub struct FlowSummary {
     pub source: String,
     pub src: String,
     pub dst: String,
+    pub transport: crate::scenario::schema::Transport,
     #[serde(flatten)]
     pub counters: FlowCounters,
 }
@@ -359,6 +384,7 @@ impl RunResult {
                 source: sc.sources[fs.source].name.clone(),
                 src: sc.nodes[fs.src].name.clone(),
                 dst: sc.nodes[fs.dst].name.clone(),
+                transport: sc.sources[fs.source].transport,
                 counters: *c,
             })
             .collect();

@@ -196,6 +196,25 @@ fn run<'py>(
         "flow_rl_occ_max",
         matrix(py, s.flow_rl_occ_max, rl_rows, n_bins)?,
     )?;
+    // The target rate exists only with QCN, the transport series only with TCP.
+    let rows = |v: &Vec<f64>| if v.is_empty() { 0 } else { n_flows };
+    let (qcn_rows, tcp_rows) = (rows(&s.flow_rl_target_mean), rows(&s.flow_cwnd_mean));
+    out.set_item(
+        "flow_rl_target_mean",
+        matrix(py, s.flow_rl_target_mean, qcn_rows, n_bins)?,
+    )?;
+    out.set_item(
+        "flow_cwnd_mean",
+        matrix(py, s.flow_cwnd_mean, tcp_rows, n_bins)?,
+    )?;
+    out.set_item(
+        "flow_retransmissions",
+        matrix(py, s.flow_retransmissions, tcp_rows, n_bins)?,
+    )?;
+    out.set_item(
+        "flow_timeouts",
+        matrix(py, s.flow_timeouts, tcp_rows, n_bins)?,
+    )?;
     Ok(out)
 }
 

@@ -5,3 +5,4 @@
 
 pub mod bcn;
 pub mod e2cm;
+pub mod qcn;

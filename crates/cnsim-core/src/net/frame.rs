@@ -16,6 +16,11 @@ pub enum FrameKind {
     Probe,
     /// The probe reflected by the destination, back to the flow's source.
     ProbeReply,
+    /// A QCN congestion notification message from congestion point `cpid`
+    /// about `flow`: `qfb` and, in `aux`, the CNM's Qoff and Qdelta.
+    Cnm,
+    /// A TCP acknowledgment of `flow`, back to its source; `aux` is the ACK number.
+    Ack,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,8 +28,6 @@ pub struct Frame {
     /// When the source produced it.
     pub created: Time,
     pub flow: u32,
-    /// Bytes on the wire.
-    pub size: u32,
     /// Host number of the destination (index into the routing table).
     pub dst_host: u32,
     /// Port the frame arrived on at the switch holding it (for per-input accounting).
@@ -32,15 +35,40 @@ pub struct Frame {
     /// Data: the congestion point whose rate limiter released it (`NO_CP`
     /// if none). Notifications: the congestion point that sent it.
     pub cpid: u32,
-    /// Feedback of a BCN message, pages.
-    pub fb: i16,
+    /// A word whose meaning depends on the kind: a BCN message's feedback
+    /// (pages, an `i32`); a CNM's Qoff and Qdelta (two `i16`, 64-byte
+    /// units); a TCP segment's sequence number or an ACK's acknowledgment
+    /// number (the low 32 bits, as on the wire).
+    pub aux: u32,
+    /// Bytes on the wire (at most a jumbo frame).
+    pub size: u16,
     pub kind: FrameKind,
+    /// A CNM's quantized feedback (1..=63).
+    pub qfb: u8,
 }
 
 impl Frame {
     #[inline]
     pub fn is_data(&self) -> bool {
         self.kind == FrameKind::Data
+    }
+
+    /// Feedback of a BCN message, pages.
+    #[inline]
+    pub fn fb(&self) -> i32 {
+        self.aux as i32
+    }
+
+    /// A CNM's (Qoff, Qdelta), 64-byte units.
+    #[inline]
+    pub fn cnm_offsets(&self) -> (i16, i16) {
+        ((self.aux >> 16) as u16 as i16, self.aux as u16 as i16)
+    }
+
+    /// Pack a CNM's (Qoff, Qdelta) into `aux`.
+    #[inline]
+    pub fn pack_offsets(qoff: i16, qdelta: i16) -> u32 {
+        ((qoff as u16 as u32) << 16) | qdelta as u16 as u32
     }
 }
 

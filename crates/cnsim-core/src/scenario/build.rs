@@ -214,6 +214,8 @@ impl<'a> Builder<'a> {
             plot: PlotSpec::default(),
             bcn: None,
             e2cm: None,
+            qcn: None,
+            tcp: None,
             metrics: MetricsSpec::default(),
             sweep: None,
         };
@@ -229,6 +231,35 @@ impl<'a> Builder<'a> {
             }
             let params = self.e2cm(e)?;
             scenario.e2cm = e.enabled.unwrap_or(true).then_some(params);
+        }
+        if let Some(q) = &raw.qcn {
+            if raw.bcn.is_some() {
+                return Err(self.err(
+                    &FieldPath::root().key("qcn"),
+                    "give one congestion-notification scheme: [bcn] or [qcn], not both",
+                ));
+            }
+            let params = self.qcn(q)?;
+            scenario.qcn = q.enabled.unwrap_or(true).then_some(params);
+        }
+        let tcp_sources: Vec<usize> = (0..scenario.sources.len())
+            .filter(|&i| scenario.sources[i].transport == Transport::Tcp)
+            .collect();
+        if raw.tcp.is_some() || !tcp_sources.is_empty() {
+            let t = self.tcp(raw.tcp.as_ref().unwrap_or(&RawTcp::default()))?;
+            for &i in &tcp_sources {
+                let s = &scenario.sources[i];
+                if s.frame <= t.header {
+                    return Err(self.err(
+                        &entries.sources[i].path,
+                        format!(
+                            "a TCP source needs frames larger than the {} B header, found {} B",
+                            t.header, s.frame
+                        ),
+                    ));
+                }
+            }
+            scenario.tcp = Some(t);
         }
         if let Some(m) = &raw.metrics {
             scenario.metrics = self.metrics(m, &scenario)?;
@@ -820,6 +851,14 @@ impl<'a> Builder<'a> {
             let kind = pick(&s.kind, p.key("kind"), d.map(|d| &d.kind), dp.key("kind"))
                 .map(|(k, _)| *k)
                 .unwrap_or(SourceKind::Bernoulli);
+            let transport = pick(
+                &s.transport,
+                p.key("transport"),
+                d.map(|d| &d.transport),
+                dp.key("transport"),
+            )
+            .map(|(t, _)| *t)
+            .unwrap_or_default();
             let frame = match pick(
                 &s.frame,
                 p.key("frame"),
@@ -965,6 +1004,7 @@ impl<'a> Builder<'a> {
             out.push(SourceSpec {
                 name,
                 kind,
+                transport,
                 host,
                 dsts,
                 load,

@@ -3,9 +3,10 @@
 
 use super::build::{Builder, FRAME_RANGE};
 use super::error::{FieldPath, ScenarioError};
-use super::schema::{RawBcn, RawBcnStop, RawDrift, RawE2cm};
+use super::schema::{RawBcn, RawBcnStop, RawDrift, RawE2cm, RawQcn};
 use crate::cm::bcn::{BcnParams, DriftParams, Sampling, StopParams, PAGE_BYTES};
 use crate::cm::e2cm::{E2cmParams, Measure};
+use crate::cm::qcn::{QcnParams, Quantize};
 use crate::units::{Rate, Time};
 
 impl Builder<'_> {
@@ -247,6 +248,122 @@ impl Builder<'_> {
             probe_max_interval,
             probe_bytes,
             expedite: raw.expedite.unwrap_or(true),
+        })
+    }
+
+    /// The `[qcn]` section, with study C's (802.1Qau) values as defaults.
+    pub(super) fn qcn(&self, raw: &RawQcn) -> Result<QcnParams, ScenarioError> {
+        let qp = FieldPath::root().key("qcn");
+        let d = QcnParams::default();
+        let positive_size = |v: &Option<String>, key: &str, default: u64| {
+            let Some(s) = v else { return Ok(default) };
+            let b = self.size(s, &qp.key(key))?;
+            if b == 0 {
+                return Err(self.err(&qp.key(key), "expected a size above zero, found 0 B"));
+            }
+            Ok(b)
+        };
+        let fraction = |v: Option<f64>, key: &str, default: f64, upper: f64| {
+            let v = v.unwrap_or(default);
+            if !(v.is_finite() && (0.0..=upper).contains(&v)) {
+                return Err(self.err(
+                    &qp.key(key),
+                    format!("expected a number in [0, {upper}], found {v}"),
+                ));
+            }
+            Ok(v)
+        };
+        let rate = |v: &Option<String>, key: &str, default: f64| {
+            Ok::<f64, ScenarioError>(match self.opt_rate(v, &qp.key(key))? {
+                Some(r) => r.0 as f64,
+                None => default,
+            })
+        };
+        let quantize = match raw.quantize.as_deref() {
+            None | Some("floor") => Quantize::Floor,
+            Some("round") => Quantize::Round,
+            Some(other) => {
+                return Err(self.err(
+                    &qp.key("quantize"),
+                    format!("expected \"floor\" or \"round\", found \"{other}\""),
+                ))
+            }
+        };
+        let hai_scaled = match raw.hai.as_deref() {
+            None | Some("scaled") => true,
+            Some("constant") => false,
+            Some(other) => {
+                return Err(self.err(
+                    &qp.key("hai"),
+                    format!("expected \"scaled\" or \"constant\", found \"{other}\""),
+                ))
+            }
+        };
+        let timer_period = match &raw.timer {
+            Some(s) => self.time(s, &qp.key("timer"))?,
+            None => d.timer_period,
+        };
+        if timer_period == Time::ZERO {
+            return Err(self.err(&qp.key("timer"), "expected a period above zero, found 0"));
+        }
+        let fast_recovery_threshold = raw.fast_recovery.unwrap_or(d.fast_recovery_threshold);
+        if fast_recovery_threshold == 0 {
+            return Err(self.err(
+                &qp.key("fast_recovery"),
+                "expected at least one fast-recovery cycle, found 0",
+            ));
+        }
+        let rl_queue = match &raw.rl_queue {
+            Some(s) if s == "unlimited" => u64::MAX,
+            Some(s) => self.size(s, &qp.key("rl_queue"))?,
+            None => 150 * self.kilobyte(),
+        };
+        if rl_queue < FRAME_RANGE.1 {
+            return Err(self.err(
+                &qp.key("rl_queue"),
+                format!(
+                    "expected a rate-limiter queue of at least one jumbo frame ({} B), found {rl_queue} B",
+                    FRAME_RANGE.1
+                ),
+            ));
+        }
+        let max_decrease = raw.max_decrease.unwrap_or(d.max_decrease);
+        if !(max_decrease > 0.0 && max_decrease <= 1.0) {
+            return Err(self.err(
+                &qp.key("max_decrease"),
+                format!("expected a fraction in (0, 1], found {max_decrease}"),
+            ));
+        }
+        let min_rate = rate(&raw.min_rate, "min_rate", d.min_rate)?;
+        if min_rate <= 0.0 {
+            return Err(self.err(&qp.key("min_rate"), "expected a rate above zero, found 0"));
+        }
+        Ok(QcnParams {
+            qeq: positive_size(&raw.qeq, "qeq", 26 * self.kilobyte())?,
+            w: self.gain(raw.w, d.w, &qp.key("w"))?,
+            sample_base: positive_size(
+                &raw.sample_interval,
+                "sample_interval",
+                150 * self.kilobyte(),
+            )?,
+            sample_jitter: fraction(raw.sample_jitter, "sample_jitter", d.sample_jitter, 1.0)?,
+            quantize,
+            message_bytes: match &raw.message {
+                Some(s) => self.frame_size(s, &qp.key("message"))?,
+                None => d.message_bytes,
+            },
+            expedite: raw.expedite.unwrap_or(false),
+            gd: fraction(raw.gd, "gd", d.gd, 1.0)?,
+            min_rate,
+            max_decrease,
+            byte_limit: positive_size(&raw.byte_limit, "byte_limit", 150 * self.kilobyte())?,
+            timer_period,
+            fast_recovery_threshold,
+            r_ai: rate(&raw.r_ai, "r_ai", d.r_ai)?,
+            r_hai: rate(&raw.r_hai, "r_hai", d.r_hai)?,
+            rp_jitter: fraction(raw.rp_jitter, "rp_jitter", d.rp_jitter, 1.0)?,
+            hai_scaled,
+            rl_queue,
         })
     }
 

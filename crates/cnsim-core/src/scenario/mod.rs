@@ -2,6 +2,7 @@
 
 pub mod build;
 mod build_cm;
+mod build_transport;
 pub mod error;
 pub mod overrides;
 mod repeat;

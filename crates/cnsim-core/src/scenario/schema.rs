@@ -34,6 +34,11 @@ pub struct RawScenario {
     pub bcn: Option<RawBcn>,
     /// E2CM: per-flow probing on top of the `[bcn]` switch loop (ECM).
     pub e2cm: Option<RawE2cm>,
+    /// QCN (802.1Qau): congestion points on switch output queues, reaction
+    /// points (rate limiters) in the hosts.
+    pub qcn: Option<RawQcn>,
+    /// TCP NewReno parameters for sources with `transport = "tcp"`.
+    pub tcp: Option<RawTcp>,
     /// Derived metrics to put in the summary.
     pub metrics: Option<RawMetrics>,
 }
@@ -172,6 +177,16 @@ pub enum SourceKind {
     Transactions,
 }
 
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Frames go out as produced (only the adapter may hold them back).
+    #[default]
+    Udp,
+    /// Units are appended to one TCP NewReno connection per destination.
+    Tcp,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum Destinations {
@@ -188,6 +203,8 @@ pub struct RawSource {
     /// A host name, a list of host names, or "*" for every other host.
     pub to: Option<Destinations>,
     pub kind: Option<SourceKind>,
+    /// "udp" (default) or "tcp".
+    pub transport: Option<Transport>,
     pub frame: Option<String>,
     pub transaction: Option<String>,
     pub load: Option<f64>,
@@ -322,4 +339,74 @@ pub struct RawE2cm {
     /// The per-flow loop's law, with `[bcn]`'s keys for it (qeq, w, gains,
     /// min_rate, max_decrease, bcn_max).
     pub control: Option<RawBcn>,
+}
+
+/// QCN parameters; every field has the study C (802.1Qau, S2) default.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawQcn {
+    /// false turns QCN off while keeping the section (for sweeps that compare).
+    pub enabled: Option<bool>,
+    /// Equilibrium queue length Q_EQ, e.g. "26KB".
+    pub qeq: Option<String>,
+    pub w: Option<f64>,
+    /// Base sampling interval (quantized feedback 0..7), e.g. "150KB".
+    pub sample_interval: Option<String>,
+    /// Total width of the uniform jitter on each sampling interval, e.g. 0.3 (±15%).
+    pub sample_jitter: Option<f64>,
+    /// "floor" (default) or "round".
+    pub quantize: Option<String>,
+    /// CNM frame size, e.g. "128B".
+    pub message: Option<String>,
+    /// Send CNMs in the strict-priority expedited class (default false).
+    pub expedite: Option<bool>,
+    pub gd: Option<f64>,
+    pub min_rate: Option<String>,
+    /// Largest fraction one CNM may take off the current rate.
+    pub max_decrease: Option<f64>,
+    /// BC_LIMIT, e.g. "150KB".
+    pub byte_limit: Option<String>,
+    /// TIMER_PERIOD, e.g. "15ms".
+    pub timer: Option<String>,
+    /// FAST_RECOVERY_TH: byte-counter or timer cycles before active increase.
+    pub fast_recovery: Option<u32>,
+    /// R_AI, e.g. "5Mbps".
+    pub r_ai: Option<String>,
+    /// R_HAI, e.g. "50Mbps".
+    pub r_hai: Option<String>,
+    /// Total width of the jitter on byte-counter and timer reloads.
+    pub rp_jitter: Option<f64>,
+    /// Hyper-active increase step: "scaled" (i·R_HAI, default) or "constant" (R_HAI).
+    pub hai: Option<String>,
+    /// Queue of each rate limiter, e.g. "150KB", or "unlimited".
+    pub rl_queue: Option<String>,
+}
+
+/// TCP NewReno parameters, shared by every TCP source.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTcp {
+    /// IP + TCP header bytes per segment: MSS = frame − header, e.g. "40B".
+    pub header: Option<String>,
+    /// Wire size of a pure ACK, e.g. "64B".
+    pub ack: Option<String>,
+    /// Initial window, segments.
+    pub initial_window: Option<u32>,
+    /// Initial slow-start threshold, e.g. "64KB", or "unlimited".
+    pub initial_ssthresh: Option<String>,
+    /// Receiver window, e.g. "1MB".
+    pub rwnd: Option<String>,
+    pub min_rto: Option<String>,
+    pub max_rto: Option<String>,
+    pub initial_rto: Option<String>,
+    /// Clock granularity G of the RTO computation.
+    pub granularity: Option<String>,
+    /// Delayed ACKs (default true).
+    pub delayed_ack: Option<bool>,
+    /// With delayed ACKs: ACK every this many full segments (default 2).
+    pub delayed_ack_segments: Option<u32>,
+    /// With delayed ACKs: the longest an ACK is held, e.g. "40ms".
+    pub delayed_ack_timeout: Option<String>,
+    /// Duplicate ACKs that trigger a fast retransmit (default 3).
+    pub dupack_threshold: Option<u32>,
 }

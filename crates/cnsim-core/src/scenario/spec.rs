@@ -1,7 +1,7 @@
 //! The resolved scenario: every default applied, every unit converted, every
 //! name turned into an index. This is what the simulator is built from.
 
-use crate::scenario::schema::{PauseMode, SourceKind};
+use crate::scenario::schema::{PauseMode, SourceKind, Transport};
 use crate::units::{Rate, Time};
 use serde::Serialize;
 
@@ -17,6 +17,10 @@ pub struct Scenario {
     pub plot: PlotSpec,
     pub bcn: Option<crate::cm::bcn::BcnParams>,
     pub e2cm: Option<crate::cm::e2cm::E2cmParams>,
+    pub qcn: Option<crate::cm::qcn::QcnParams>,
+    /// TCP parameters (MSS from each source's frame size), if the file has
+    /// a `[tcp]` section or a TCP source.
+    pub tcp: Option<crate::transport::tcp::TcpParams>,
     pub metrics: MetricsSpec,
     /// The file's `[sweep]` section, checked for shape only; its keys and
     /// values are checked by loading each point. Not part of the scenario
@@ -131,6 +135,7 @@ pub struct LinkSpec {
 pub struct SourceSpec {
     pub name: String,
     pub kind: SourceKind,
+    pub transport: Transport,
     pub host: usize,
     /// Destination hosts (node indices); one is drawn uniformly per frame or transaction.
     pub dsts: Vec<usize>,

@@ -13,10 +13,13 @@
 //! stops; it resumes at the first slot after space frees up.
 
 use crate::engine::rng::{geometric_failures, Stream};
+use crate::scenario::schema::Transport;
 use crate::units::Time;
 
 pub struct Source {
     pub host_node: u32,
+    /// UDP units become frames; TCP units are written to a connection.
+    pub transport: Transport,
     pub host_port: u32,
     rng: Stream,
     load: f64,
@@ -44,6 +47,7 @@ struct Pending {
 
 pub struct SourceParams {
     pub host_node: u32,
+    pub transport: Transport,
     pub host_port: u32,
     pub rng: Stream,
     pub load: f64,
@@ -62,6 +66,7 @@ impl Source {
     pub fn new(p: SourceParams) -> Source {
         Source {
             host_node: p.host_node,
+            transport: p.transport,
             host_port: p.host_port,
             rng: p.rng,
             load: p.load,
@@ -132,6 +137,13 @@ impl Source {
         })
     }
 
+    /// The whole pending unit at once (for a TCP connection's send buffer):
+    /// (flow, bytes).
+    pub fn take_unit(&mut self) -> (u32, u64) {
+        let p = std::mem::take(&mut self.pending);
+        (p.flow, p.remaining)
+    }
+
     #[inline]
     pub fn consume(&mut self, bytes: u32) {
         self.pending.remaining -= bytes as u64;
@@ -147,6 +159,7 @@ mod tests {
         Source::new(SourceParams {
             host_node: 0,
             host_port: 0,
+            transport: Transport::Udp,
             rng: stream(1, 1),
             load,
             slot: Time(1_200_000),

@@ -8,6 +8,7 @@
 
 use crate::cm::bcn::{self, BcnParams, CongestionPoint, Feedback};
 use crate::cm::e2cm::{E2cmParams, Measure, ProbePool, ProbeRecord, ProbeSink, ProbeSource};
+use crate::cm::qcn::{QcnCp, QcnParams, QcnRp};
 use crate::engine::rng::{component_key, stream, unit_open0, Stream};
 use crate::engine::{EventClass, EventQueue};
 use crate::flowctl::pause::{pause_duration, PauseEffect};
@@ -17,13 +18,17 @@ use crate::net::port::{Port, TxState};
 use crate::net::rate_limiter::{RateLimiter, NO_CP};
 use crate::net::routing::{adjacency, Routes, NO_ROUTE};
 use crate::results::{FlowCounters, QueueCounters, RunResult, Series, StabilityWatch};
-use crate::scenario::schema::{PauseMode, SourceKind};
+use crate::scenario::schema::{PauseMode, SourceKind, Transport};
 use crate::scenario::spec::{BufferModel, NodeKind, PauseSpec, Scenario};
 use crate::traffic::source::{Source, SourceParams};
+use crate::transport::tcp::{TcpParams, TcpReceiver, TcpSender};
 use crate::units::Time;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+
+mod qcn;
+mod tcp;
 
 /// Shared with another thread to watch a run and to cancel it.
 #[derive(Debug, Default)]
@@ -99,6 +104,19 @@ enum Event {
         flow: u32,
         generation: u32,
     },
+    /// The timer of a flow's QCN reaction point ends a cycle.
+    QcnTimer {
+        flow: u32,
+        generation: u32,
+    },
+    /// A TCP sender's retransmission timer may have expired.
+    TcpRto {
+        flow: u32,
+    },
+    /// A TCP receiver's delayed-ACK timer may have expired.
+    TcpDelAck {
+        flow: u32,
+    },
 }
 
 impl EventClass for Event {
@@ -114,7 +132,10 @@ impl EventClass for Event {
             | Event::RlRelease { .. }
             | Event::Drift { .. }
             | Event::ArbiterFree { .. }
-            | Event::ProbeTimer { .. } => 1,
+            | Event::ProbeTimer { .. }
+            | Event::QcnTimer { .. }
+            | Event::TcpRto { .. }
+            | Event::TcpDelAck { .. } => 1,
             Event::Arrive { .. } | Event::EgressArrive { .. } => 2,
             Event::SourceFire { .. } => 3,
         }
@@ -135,8 +156,9 @@ struct HostState {
     low: u64,
     /// Sources stop until occupancy is at or below `low`.
     stopped: bool,
-    /// Sources waiting for egress or rate-limiter space, in the order they blocked.
-    waiting: VecDeque<u32>,
+    /// Sources and TCP senders waiting for egress or rate-limiter space, in
+    /// the order they blocked.
+    waiting: VecDeque<Waiter>,
     /// Rate limiters (by flow) waiting for egress space.
     stalled: VecDeque<u32>,
     /// Delay before a received notification takes effect.
@@ -152,6 +174,14 @@ struct HostState {
     arbiter_free: Time,
     /// An `ArbiterFree` event is pending.
     arbiter_wake: bool,
+}
+
+/// Who waits for room in a host's adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Waiter {
+    Source(u32),
+    /// A TCP connection, by flow.
+    Tcp(u32),
 }
 
 enum Role {
@@ -210,6 +240,27 @@ pub struct Simulator {
     probe_rng: Vec<Stream>,
     /// Per flow: host number of its destination.
     flow_dst_host: Vec<u32>,
+    /// QCN, if configured: congestion points per port, reaction points per flow.
+    qcn: Option<QcnParams>,
+    qcn_cps: Vec<Option<QcnCp>>,
+    qcn_rps: Vec<QcnRp>,
+    /// Per flow: the reaction point's target rate TR (QCN only).
+    rl_target: BinnedLevel,
+    /// Per flow, TCP flows only (empty without TCP): parameters (MSS from
+    /// the source's frame), sender, receiver, and pending timer events.
+    flow_tcp: Vec<bool>,
+    tcp_params: Vec<TcpParams>,
+    tcp_tx: Vec<TcpSender>,
+    tcp_rx: Vec<TcpReceiver>,
+    /// Per flow: the receiving host's node.
+    tcp_dst_node: Vec<u32>,
+    /// Time of the earliest pending `TcpRto` event.
+    tcp_rto_at: Vec<Option<Time>>,
+    /// The sender waits in its host's `waiting` line.
+    tcp_blocked: Vec<bool>,
+    tcp_cwnd: BinnedLevel,
+    tcp_retx: BinnedSum,
+    tcp_timeouts: BinnedSum,
 }
 
 impl Simulator {
@@ -293,6 +344,7 @@ impl Simulator {
             let slot = ports[h.port as usize].rate.tx_time(unit_bytes);
             sources.push(Source::new(SourceParams {
                 host_node: s.host as u32,
+                transport: s.transport,
                 host_port: h.port,
                 rng: stream(seed, component_key("source", &s.name)),
                 load: s.load,
@@ -325,7 +377,7 @@ impl Simulator {
             .nodes
             .iter()
             .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
-        let rl_rows = if sc.bcn.is_some() || any_voq {
+        let rl_rows = if sc.bcn.is_some() || sc.qcn.is_some() || any_voq {
             n_flows
         } else {
             0
@@ -367,12 +419,12 @@ impl Simulator {
             bcn: sc.bcn,
             cps,
             limiters: (0..rl_rows).map(|_| RateLimiter::default()).collect(),
-            rp_rng: match sc.bcn.and_then(|p| p.stop) {
-                Some(_) => flow_specs
+            rp_rng: match (sc.bcn.and_then(|p| p.stop), sc.qcn) {
+                (Some(_), _) | (_, Some(_)) => flow_specs
                     .iter()
                     .map(|f| stream(seed, component_key("rp", &f.name)))
                     .collect(),
-                None => Vec::new(),
+                (None, None) => Vec::new(),
             },
             flow_src_host,
             flow_src_node,
@@ -411,7 +463,38 @@ impl Simulator {
                 None => Vec::new(),
             },
             flow_dst_host,
+            qcn: sc.qcn,
+            qcn_cps: Vec::new(),
+            qcn_rps: Vec::new(),
+            rl_target: BinnedLevel::new(if sc.qcn.is_some() { n_flows } else { 0 }, n_bins, sc.bin),
+            flow_tcp: Vec::new(),
+            tcp_params: Vec::new(),
+            tcp_tx: Vec::new(),
+            tcp_rx: Vec::new(),
+            tcp_dst_node: Vec::new(),
+            tcp_rto_at: Vec::new(),
+            tcp_blocked: Vec::new(),
+            tcp_cwnd: BinnedLevel::new(0, n_bins, sc.bin),
+            tcp_retx: BinnedSum::new(0, n_bins, sc.bin),
+            tcp_timeouts: BinnedSum::new(0, n_bins, sc.bin),
         };
+        if let Some(p) = sc.qcn {
+            sim.qcn_cps = (0..n_ports)
+                .map(|i| match &sc.nodes[sim.ports[i].node as usize].kind {
+                    NodeKind::Switch(s) if s.congestion_point => Some(QcnCp::new(
+                        &p,
+                        stream(seed, component_key("cp", &queue_names[i])),
+                    )),
+                    _ => None,
+                })
+                .collect();
+            sim.qcn_rps = (0..n_flows)
+                .map(|f| QcnRp::new(sim.line_rate(f as u32)))
+                .collect();
+        }
+        if let Some(tp) = sc.tcp {
+            sim.init_tcp(sc, &flow_specs, tp, n_bins);
+        }
         // Without a limiter a flow may send at its line rate.
         for f in 0..rl_rows {
             let line = sim.line_rate(f as u32);
@@ -490,14 +573,18 @@ impl Simulator {
             }
             Event::SourceFire { source } => {
                 self.sources[source as usize].produce();
-                if self.source_push(source) {
+                if self.source_transport(source) == Transport::Tcp {
+                    self.tcp_write(source);
+                    self.schedule_next_unit(source);
+                } else if self.source_push(source) {
                     self.schedule_next_unit(source);
                 }
             }
-            Event::Notify { frame } if frame.kind == FrameKind::ProbeReply => {
-                self.e2cm_react(frame)
-            }
-            Event::Notify { frame } => self.bcn_react(frame),
+            Event::Notify { frame } => match frame.kind {
+                FrameKind::ProbeReply => self.e2cm_react(frame),
+                FrameKind::Cnm => self.qcn_react(frame),
+                _ => self.bcn_react(frame),
+            },
             Event::EgressArrive { node, frame } => {
                 if let Role::Host(h) = &mut self.roles[node as usize] {
                     h.in_delay -= frame.size as u64;
@@ -511,6 +598,9 @@ impl Simulator {
                 self.serve_stalled(node as usize);
             }
             Event::ProbeTimer { flow, generation } => self.probe_timer(flow, generation),
+            Event::QcnTimer { flow, generation } => self.qcn_timer(flow, generation),
+            Event::TcpRto { flow } => self.tcp_rto(flow),
+            Event::TcpDelAck { flow } => self.tcp_delack(flow),
             Event::RlRelease { flow } => self.rl_release(flow),
             Event::Drift { flow, generation } => self.drift_tick(flow, generation),
         }
@@ -625,6 +715,8 @@ impl Simulator {
             Role::Host(h) => {
                 debug_assert_eq!(h.host_number, frame.dst_host, "hosts do not forward");
                 match frame.kind {
+                    FrameKind::Data if self.is_tcp(frame.flow) => self.tcp_segment(node, frame),
+                    FrameKind::Ack => self.tcp_ack(frame),
                     FrameKind::Data => {
                         let f = frame.flow as usize;
                         self.flows[f].deliver(now, frame.created, frame.size as u64);
@@ -659,16 +751,20 @@ impl Simulator {
             }
             BufferModel::Unlimited => true,
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
-        if frame.is_data() && !self.cps.is_empty() {
-            self.congestion_point(node, port, out, &frame);
+        if frame.is_data() {
+            if !self.cps.is_empty() {
+                self.congestion_point(node, port, out, &frame);
+            } else if !self.qcn_cps.is_empty() {
+                self.qcn_point(node, port, out, &frame);
+            }
         }
         if !fits {
             let q = &mut self.queues[out as usize];
-            if frame.is_data() {
-                self.flows[frame.flow as usize].volume.drop_frame(size);
+            if matches!(frame.kind, FrameKind::Data | FrameKind::Ack) {
                 q.drops_frames += 1;
                 q.drops_bytes += size;
                 self.queue_drops.add(out as usize, now, 1);
+                self.frame_lost(&frame);
             } else {
                 q.cn_dropped += 1;
                 if frame.kind == FrameKind::Probe {
@@ -696,7 +792,8 @@ impl Simulator {
         match kind {
             FrameKind::Bcn | FrameKind::BcnStop => self.bcn.is_some_and(|p| p.expedite),
             FrameKind::ProbeReply => self.e2cm.is_some_and(|e| e.expedite),
-            FrameKind::Data | FrameKind::Probe => false,
+            FrameKind::Cnm => self.qcn.is_some_and(|q| q.expedite),
+            FrameKind::Data | FrameKind::Probe | FrameKind::Ack => false,
         }
     }
 
@@ -719,7 +816,7 @@ impl Simulator {
         let (Some(p), Some(cp)) = (&self.bcn, &mut self.cps[out as usize]) else {
             return;
         };
-        if !cp.sample(p, frame.size) {
+        if !cp.sample(p, frame.size as u32) {
             return;
         }
         let queue = self.ports[out as usize].occupancy;
@@ -738,26 +835,31 @@ impl Simulator {
                 } else {
                     q.cn_positive += 1;
                 }
-                (FrameKind::Bcn, v as i16)
+                (FrameKind::Bcn, v as u32)
             }
         };
         let message = Frame {
             created: self.now,
             flow: frame.flow,
-            size: p.message_bytes,
+            size: p.message_bytes as u16,
             dst_host: self.flow_src_host[frame.flow as usize],
             in_port: inp,
             cpid: out,
-            fb,
+            aux: fb,
             kind,
+            qfb: 0,
         };
-        // The message is built and queued like a frame received on the
-        // sampled frame's input, after the switch latency.
+        self.send_notification(node, message);
+    }
+
+    /// A congestion point's message is built and queued like a frame
+    /// received on the sampled frame's input, after the switch latency.
+    fn send_notification(&mut self, node: usize, message: Frame) {
         let latency = self.switch_latency[node];
         self.events.schedule(
             self.now + latency,
             Event::Arrive {
-                port: inp,
+                port: message.in_port,
                 frame: message,
             },
         );
@@ -791,7 +893,7 @@ impl Simulator {
                 let pause = bcn::stop_time(&stop, &mut self.rp_rng[f]);
                 rl.next_allowed = rl.next_allowed.max(now + pause);
             }
-            FrameKind::Bcn if frame.fb < 0 => {
+            FrameKind::Bcn if frame.fb() < 0 => {
                 if installed {
                     let initial = p
                         .initial_rate
@@ -799,20 +901,24 @@ impl Simulator {
                     rl.install(initial, 128);
                 }
                 rl.cpid = frame.cpid;
-                rl.rate = bcn::react(&p, rl.rate, frame.fb as i32, line);
+                rl.rate = bcn::react(&p, rl.rate, frame.fb(), line);
             }
             FrameKind::Bcn => {
                 // Positive feedback only adjusts a limiter this CP controls.
                 if !rl.active || rl.cpid != frame.cpid {
                     return;
                 }
-                rl.rate = bcn::react(&p, rl.rate, frame.fb as i32, line);
+                rl.rate = bcn::react(&p, rl.rate, frame.fb(), line);
                 if p.drift.is_some() {
                     rl.drift_generation += 1;
                     self.schedule_drift(frame.flow);
                 }
             }
-            FrameKind::Data | FrameKind::Probe | FrameKind::ProbeReply => {
+            FrameKind::Data
+            | FrameKind::Probe
+            | FrameKind::ProbeReply
+            | FrameKind::Cnm
+            | FrameKind::Ack => {
                 unreachable!("only BCN messages reach the BCN reaction point")
             }
         }
@@ -901,7 +1007,7 @@ impl Simulator {
         let rl = &self.limiters[f];
         let size = match (rl.probe_due, rl.queue.front()) {
             (true, _) => self.e2cm.expect("probes need E2CM").probe_bytes,
-            (false, Some(head)) => head.size,
+            (false, Some(head)) => head.size as u32,
             (false, None) => return,
         };
         let arbiter_busy = matches!(&self.roles[node], Role::Host(h) if h.arbiter_free > now);
@@ -926,8 +1032,12 @@ impl Simulator {
             rl.bytes -= frame.size as u64;
             frame.cpid = rl.cpid;
             let bytes = rl.bytes;
+            let active = rl.active;
             self.rl_occ.set(f, now, bytes);
             self.release_to_egress(node, frame);
+            if active && self.qcn.is_some() {
+                self.qcn_bytes_sent(flow, frame.size);
+            }
             if !self.probe_src.is_empty() && self.probe_src[f].probing {
                 self.probe_src[f].bytes_since += frame.size as u64;
                 let p = self.e2cm.expect("probes need E2CM").probe_probability;
@@ -983,11 +1093,12 @@ impl Simulator {
         let probe = Frame {
             created: now,
             flow,
-            size: e.probe_bytes,
+            size: e.probe_bytes as u16,
             dst_host: self.flow_dst_host[f],
             in_port: h.port,
             cpid: record,
-            fb: 0,
+            aux: 0,
+            qfb: 0,
             kind: FrameKind::Probe,
         };
         self.release_to_egress(node, probe);
@@ -1030,11 +1141,12 @@ impl Simulator {
         let reply = Frame {
             created: now,
             flow: probe.flow,
-            size: e.probe_bytes,
+            size: e.probe_bytes as u16,
             dst_host: self.flow_src_host[probe.flow as usize],
             in_port: port,
             cpid: probe.cpid,
-            fb: 0,
+            aux: 0,
+            qfb: 0,
             kind: FrameKind::ProbeReply,
         };
         if e.expedite {
@@ -1159,22 +1271,11 @@ impl Simulator {
         let now = self.now;
         let node = self.sources[s as usize].host_node as usize;
         let port = self.sources[s as usize].host_port;
-        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
         while let Some((flow, dst_host, size)) = self.sources[s as usize].peek_frame() {
-            let limited = voq || (!self.limiters.is_empty() && self.limiters[flow as usize].active);
-            let room = if voq {
-                true
-            } else if limited {
-                let cap = self.bcn.map_or(0, |p| p.rl_queue);
-                let rl = &self.limiters[flow as usize];
-                !self.host_stopped(node) && rl.bytes + size as u64 <= cap
-            } else {
-                self.egress_has_room(node, size)
-            };
-            if !room {
+            if !self.adapter_has_room(node, flow, size) {
                 self.sources[s as usize].blocked = true;
                 if let Role::Host(h) = &mut self.roles[node] {
-                    h.waiting.push_back(s);
+                    h.waiting.push_back(Waiter::Source(s));
                 }
                 // Frames handed over before the stop may sit on an idle link.
                 self.try_start(port);
@@ -1183,29 +1284,59 @@ impl Simulator {
             let frame = Frame {
                 created: now,
                 flow,
-                size,
                 dst_host,
                 in_port: port,
                 cpid: NO_CP,
-                fb: 0,
+                aux: 0,
+                size: size as u16,
                 kind: FrameKind::Data,
+                qfb: 0,
             };
             self.sources[s as usize].consume(size);
             self.flows[flow as usize].volume.offer(size as u64);
             self.flow_tx.add(flow as usize, now, size as u64);
-            if limited {
-                let rl = &mut self.limiters[flow as usize];
-                rl.queue.push_back(frame);
-                rl.bytes += size as u64;
-                let bytes = rl.bytes;
-                self.rl_occ.set(flow as usize, now, bytes);
-                self.rl_schedule(flow);
-            } else {
-                self.egress_enqueue(node, frame);
-            }
+            self.adapter_enqueue(node, frame);
         }
         self.try_start(port);
         true
+    }
+
+    /// Does a frame of `flow` fit in its host's adapter: in the flow's
+    /// queue (per-flow queues are unlimited; a rate limiter's is not), or
+    /// else in the egress buffer?
+    fn adapter_has_room(&self, node: usize, flow: u32, size: u32) -> bool {
+        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
+        if voq {
+            return true;
+        }
+        match self.limiters.get(flow as usize) {
+            Some(rl) if rl.active => {
+                let cap = match (&self.bcn, &self.qcn) {
+                    (Some(p), _) => p.rl_queue,
+                    (_, Some(q)) => q.rl_queue,
+                    (None, None) => 0,
+                };
+                !self.host_stopped(node) && rl.bytes + size as u64 <= cap
+            }
+            _ => self.egress_has_room(node, size),
+        }
+    }
+
+    /// Hand a data frame (room was checked) to its flow's queue if it has
+    /// one, else to the egress buffer.
+    fn adapter_enqueue(&mut self, node: usize, frame: Frame) {
+        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
+        let f = frame.flow as usize;
+        if voq || self.limiters.get(f).is_some_and(|rl| rl.active) {
+            let rl = &mut self.limiters[f];
+            rl.queue.push_back(frame);
+            rl.bytes += frame.size as u64;
+            let bytes = rl.bytes;
+            self.rl_occ.set(f, self.now, bytes);
+            self.rl_schedule(frame.flow);
+        } else {
+            self.egress_enqueue(node, frame);
+        }
     }
 
     fn host_stopped(&self, node: usize) -> bool {
@@ -1314,8 +1445,9 @@ impl Simulator {
         }
     }
 
-    /// Let every waiting source of the host try again, in the order they
-    /// blocked; those that still find no room wait again in the same order.
+    /// Let every waiting source and TCP sender of the host try again, in
+    /// the order they blocked; those that still find no room wait again in
+    /// the same order.
     fn wake_sources(&mut self, node: usize) {
         let Role::Host(h) = &self.roles[node] else {
             return;
@@ -1324,12 +1456,18 @@ impl Simulator {
             let Role::Host(h) = &mut self.roles[node] else {
                 return;
             };
-            let Some(s) = h.waiting.pop_front() else {
-                return;
-            };
-            self.sources[s as usize].blocked = false;
-            if self.source_push(s) {
-                self.schedule_next_unit(s);
+            match h.waiting.pop_front() {
+                None => return,
+                Some(Waiter::Source(s)) => {
+                    self.sources[s as usize].blocked = false;
+                    if self.source_push(s) {
+                        self.schedule_next_unit(s);
+                    }
+                }
+                Some(Waiter::Tcp(flow)) => {
+                    self.tcp_blocked[flow as usize] = false;
+                    self.tcp_send(flow);
+                }
             }
         }
     }
@@ -1346,10 +1484,11 @@ impl Simulator {
             _ => None,
         });
         for f in queued.chain(limited).chain(travelling) {
-            if f.is_data() {
+            if f.is_data() && !self.flow_tcp.get(f.flow as usize).copied().unwrap_or(false) {
                 self.flows[f.flow as usize].volume.in_flight(f.size as u64);
             }
         }
+        self.finish_tcp();
         for (i, p) in self.ports.iter().enumerate() {
             let q = &mut self.queues[i];
             q.pause_frames_sent = p.pause_out.frames_sent;
@@ -1359,6 +1498,8 @@ impl Simulator {
         let occ_mean = self.queue_occ.finish(end);
         let rl_rate_mean = self.rl_rate.finish(end);
         let rl_occ_mean = self.rl_occ.finish(end);
+        let rl_target_mean = self.rl_target.finish(end);
+        let tcp_cwnd_mean = self.tcp_cwnd.finish(end);
         let series = Series {
             bin: sc.bin,
             n_bins: self.flow_tx.n_bins,
@@ -1372,6 +1513,10 @@ impl Simulator {
             flow_rl_rate_mean: rl_rate_mean,
             flow_rl_occ_mean: rl_occ_mean,
             flow_rl_occ_max: std::mem::take(&mut self.rl_occ.max),
+            flow_rl_target_mean: rl_target_mean,
+            flow_cwnd_mean: tcp_cwnd_mean,
+            flow_retransmissions: std::mem::take(&mut self.tcp_retx.data),
+            flow_timeouts: std::mem::take(&mut self.tcp_timeouts.data),
         };
         RunResult::assemble(
             sc,
@@ -1464,8 +1609,9 @@ sample_interval = "1000MB"
             dst_host: h2.host_number,
             in_port: 1,
             cpid: 2,
-            fb: -100,
+            aux: -100i32 as u32,
             kind: FrameKind::Bcn,
+            qfb: 0,
         };
         s.events.schedule(t0, Event::Arrive { port: 1, frame });
         let mut t = t0;
@@ -1495,8 +1641,9 @@ sample_interval = "1000MB"
             dst_host: 0,
             in_port: 0,
             cpid,
-            fb,
+            aux: fb as i32 as u32,
             kind,
+            qfb: 0,
         };
         s.events.schedule(at, Event::Notify { frame });
     }
