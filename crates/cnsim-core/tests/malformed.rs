@@ -436,3 +436,47 @@ fn e2cm_and_adapter_mistakes_are_named() {
         &["bcn.increase_at_fbmax", "either gi or increase_at_fbmax"],
     );
 }
+
+#[test]
+fn qcn_and_tcp_mistakes_are_named() {
+    // Two congestion-notification schemes at once.
+    let msg = reject("load = 0.5\n", "load = 0.5\n[bcn]\n[qcn]\n");
+    assert!(
+        msg.contains("qcn") && msg.contains("[bcn] or [qcn]"),
+        "{msg}"
+    );
+    // A quantization rule that does not exist.
+    let msg = reject("load = 0.5\n", "load = 0.5\n[qcn]\nquantize = \"ceil\"\n");
+    check(
+        &msg,
+        21,
+        &["qcn.quantize", "\"floor\" or \"round\"", "\"ceil\""],
+    );
+    // A jitter wider than the interval.
+    let msg = reject("load = 0.5\n", "load = 0.5\n[qcn]\nsample_jitter = 1.5\n");
+    check(&msg, 21, &["qcn.sample_jitter", "[0, 1]", "1.5"]);
+    // A zero timer period.
+    let msg = reject("load = 0.5\n", "load = 0.5\n[qcn]\ntimer = \"0ms\"\n");
+    check(&msg, 21, &["qcn.timer", "above zero"]);
+    // An unknown transport.
+    let msg = reject("load = 0.5\n", "load = 0.5\ntransport = \"sctp\"\n");
+    check(&msg, 20, &["transport", "sctp"]);
+    // A TCP frame that leaves no payload after the headers.
+    let msg = reject(
+        "load = 0.5\n",
+        "load = 0.5\ntransport = \"tcp\"\nframe = \"64B\"\n[tcp]\nheader = \"64B\"\n",
+    );
+    check(&msg, 16, &["sources[0]", "64 B header", "found 64 B"]);
+    // Delayed-ACK details without delayed ACKs.
+    let msg = reject(
+        "load = 0.5\n",
+        "load = 0.5\n[tcp]\ndelayed_ack = false\ndelayed_ack_timeout = \"40ms\"\n",
+    );
+    check(&msg, 22, &["tcp.delayed_ack_timeout", "delayed_ack = true"]);
+    // max_rto below min_rto.
+    let msg = reject(
+        "load = 0.5\n",
+        "load = 0.5\n[tcp]\nmin_rto = \"200ms\"\nmax_rto = \"1ms\"\n",
+    );
+    check(&msg, 22, &["tcp.max_rto", "at least min_rto"]);
+}

@@ -479,6 +479,10 @@ impl Simulator {
             tcp_timeouts: BinnedSum::new(0, n_bins, sc.bin),
         };
         if let Some(p) = sc.qcn {
+            for f in 0..n_flows {
+                let line = sim.line_rate(f as u32);
+                sim.rl_target.set(f, Time::ZERO, line as u64);
+            }
             sim.qcn_cps = (0..n_ports)
                 .map(|i| match &sc.nodes[sim.ports[i].node as usize].kind {
                     NodeKind::Switch(s) if s.congestion_point => Some(QcnCp::new(

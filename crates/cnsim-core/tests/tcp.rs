@@ -1,0 +1,158 @@
+//! TCP NewReno connections in a running network: reliable, in order,
+//! back-pressured at the host, ACKs on the reverse path.
+
+mod common;
+use common::*;
+
+/// H1 -- SW -- H2 at 10 Gb/s; H1 writes 9 KB transactions over TCP to H2
+/// at `load` from 0 to 20 ms. `switch` and `h2` are extra keys.
+fn pair(duration: &str, load: f64, switch: &str, h2: &str) -> cnsim_core::RunResult {
+    let sc = load_str(&format!(
+        r#"
+duration = "{duration}"
+bin = "1ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "2us"
+[[switches]]
+name = "SW"
+latency = "1us"
+{switch}
+[[hosts]]
+name = "H1"
+egress = "150KB"
+[[hosts]]
+name = "H2"
+{h2}
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["SW", "H2"]
+[[sources]]
+host = "H1"
+to = "H2"
+kind = "transactions"
+transaction = "9KB"
+transport = "tcp"
+load = {load}
+stop = "20ms"
+"#
+    ));
+    run(&sc, None)
+}
+
+#[test]
+fn a_lossless_path_delivers_every_byte_once_in_order() {
+    let r = pair("40ms", 0.5, r#"buffer_model = "unlimited""#, "");
+    let c = &flow(&r, "H1->H2").counters;
+    // 20 ms at 5 Gb/s of 9 KB transactions: about 12.5 MB written.
+    assert!(c.volume.offered_bytes > 10_000_000, "{c:?}");
+    assert_eq!(c.volume.delivered_bytes, c.volume.offered_bytes);
+    assert_eq!(c.volume.in_flight_bytes, 0);
+    assert_eq!(
+        (c.retransmissions, c.timeouts, c.segments_dropped),
+        (0, 0, 0)
+    );
+    // Every segment went out once. Without Nagle a 9 KB write may end in a
+    // short segment: from offered/MSS up to 7 segments per write.
+    let mss = 1460;
+    assert!(c.segments_sent >= c.volume.offered_bytes.div_ceil(mss));
+    assert!(c.segments_sent <= c.volume.offered_frames * 9_000u64.div_ceil(mss));
+    // ACKs are 64 B frames from H2 back to H1.
+    let acks = queue(&r, "H2->SW").tx_bytes;
+    assert!(acks > 0 && acks % 64 == 0, "{acks}");
+    assert_eq!(queue(&r, "SW->H1").tx_bytes, acks);
+}
+
+#[test]
+fn losses_are_repaired_and_every_byte_arrives() {
+    // H2 drains at 1 Gb/s behind a 30 KB output buffer: drop tail.
+    let r = pair(
+        "700ms",
+        0.5,
+        r#"buffer = "30KB""#,
+        r#"service = { rate = "1Gbps" }"#,
+    );
+    let c = &flow(&r, "H1->H2").counters;
+    assert!(c.segments_dropped > 0, "{c:?}");
+    assert_eq!(queue(&r, "SW->H2").drops_frames, c.segments_dropped);
+    // Each lost segment was sent again, and nothing was lost for good.
+    assert!(c.retransmissions >= c.segments_dropped, "{c:?}");
+    assert!(c.fast_retransmits > 0, "{c:?}");
+    assert_eq!(c.volume.delivered_bytes, c.volume.offered_bytes, "{c:?}");
+}
+
+#[test]
+fn a_paused_host_blocks_the_sender_instead_of_dropping() {
+    // Global PAUSE at the switch holds H1 while H2 drains at 1 Gb/s; TCP
+    // sees no loss, its window grows past the 150 KB adapter, and the
+    // sender waits for room.
+    let r = pair(
+        "200ms",
+        0.9,
+        r#"buffer = "150KB"
+pause = { mode = "global", xoff = "100KB", xon = "80KB" }"#,
+        r#"service = { rate = "1Gbps" }"#,
+    );
+    let c = &flow(&r, "H1->H2").counters;
+    let egress = queue(&r, "H1->SW");
+    assert!(egress.max_occupancy_bytes <= 150_000, "{egress:?}");
+    assert!(egress.max_occupancy_bytes > 100_000, "{egress:?}");
+    assert!(egress.paused_time_s > 0.0);
+    assert_eq!(
+        r.summary.queues.iter().map(|q| q.drops_frames).sum::<u64>(),
+        0
+    );
+    assert_eq!((c.retransmissions, c.timeouts), (0, 0));
+    // 1 Gb/s of goodput at most (1460 of every 1500 bytes) while H1 offers 9.
+    let gbps = c.volume.delivered_bytes as f64 * 8.0 / 0.2 / 1e9;
+    assert!(gbps > 0.9 * 0.973 && gbps <= 0.973, "{gbps}");
+}
+
+#[test]
+fn tcp_and_udp_connections_share_a_run() {
+    let mut sc = load_str(
+        r#"
+duration = "10ms"
+[defaults.link]
+rate = "10Gbps"
+[[switches]]
+name = "SW"
+buffer_model = "unlimited"
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+[[hosts]]
+name = "H3"
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["H2", "SW"]
+[[links]]
+between = ["H3", "SW"]
+[[sources]]
+host = "H1"
+to = "H3"
+transport = "tcp"
+load = 0.3
+stop = "5ms"
+[[sources]]
+host = "H2"
+to = "H3"
+load = 0.3
+stop = "5ms"
+"#,
+    );
+    sc.seed = 7;
+    let r = run(&sc, None);
+    let tcp = &flow(&r, "H1->H3").counters;
+    let udp = &flow(&r, "H2->H3").counters;
+    assert_eq!(tcp.volume.delivered_bytes, tcp.volume.offered_bytes);
+    assert_eq!(udp.volume.delivered_bytes, udp.volume.offered_bytes);
+    assert!(tcp.segments_sent > 0 && udp.segments_sent == 0);
+    assert_eq!(
+        r.summary.flows[0].transport,
+        cnsim_core::scenario::schema::Transport::Tcp
+    );
+}
