@@ -1,5 +1,6 @@
-//! Benchmarks: study A end to end (frame-hops/s as criterion throughput)
-//! and the event queue on its own.
+//! Benchmarks: study A end to end (frame-hops/s as criterion throughput),
+//! one TCP flow against one UDP flow of the same rate, and the event queue
+//! on its own.
 //!
 //! `cargo bench -p cnsim-core --bench engine`
 
@@ -26,6 +27,61 @@ fn study_a(c: &mut Criterion) {
             probe.summary.events, probe.summary.frame_hops
         );
         let mut g = c.benchmark_group(format!("baseline/{variant}"));
+        g.sample_size(20);
+        g.throughput(Throughput::Elements(probe.summary.frame_hops));
+        g.bench_function("frame-hops", |b| {
+            b.iter(|| cnsim_core::run(black_box(&sc), &RunOptions::default()).unwrap())
+        });
+        g.finish();
+    }
+}
+
+/// H1 -- SW -- H2 at 10 Gb/s, 100 ms of 9 KB transactions at 50% load
+/// over `transport`, behind a 1 Gb/s drain from 40 ms to 60 ms (drops for
+/// UDP, losses and recovery for TCP), so TCP's whole state machine runs.
+fn transport_pair(transport: &str) -> Scenario {
+    let text = format!(
+        r#"
+duration = "100ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "2us"
+[[switches]]
+name = "SW"
+latency = "1us"
+buffer = "150KB"
+[[hosts]]
+name = "H1"
+egress = "150KB"
+[[hosts]]
+name = "H2"
+service = {{ rate = "1Gbps", start = "40ms", end = "60ms" }}
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["SW", "H2"]
+[[sources]]
+host = "H1"
+to = "H2"
+kind = "transactions"
+transaction = "9KB"
+transport = "{transport}"
+load = 0.5
+"#
+    );
+    cnsim_core::scenario::load(&text, "pair.toml", cnsim_core::Format::Toml, &[])
+        .expect("valid scenario")
+}
+
+fn transport(c: &mut Criterion) {
+    for t in ["udp", "tcp"] {
+        let sc = transport_pair(t);
+        let probe = cnsim_core::run(&sc, &RunOptions::default()).expect("runs");
+        eprintln!(
+            "transport/{t}: {} events, {} frame-hops per 100 ms run",
+            probe.summary.events, probe.summary.frame_hops
+        );
+        let mut g = c.benchmark_group(format!("transport/{t}"));
         g.sample_size(20);
         g.throughput(Throughput::Elements(probe.summary.frame_hops));
         g.bench_function("frame-hops", |b| {
@@ -73,5 +129,5 @@ fn event_queue(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, study_a, event_queue);
+criterion_group!(benches, study_a, transport, event_queue);
 criterion_main!(benches);

@@ -254,8 +254,9 @@ pub struct Simulator {
     tcp_rx: Vec<TcpReceiver>,
     /// Per flow: the receiving host's node.
     tcp_dst_node: Vec<u32>,
-    /// Time of the earliest pending `TcpRto` event.
+    /// Time of the earliest pending `TcpRto` and `TcpDelAck` event.
     tcp_rto_at: Vec<Option<Time>>,
+    tcp_delack_at: Vec<Option<Time>>,
     /// The sender waits in its host's `waiting` line.
     tcp_blocked: Vec<bool>,
     tcp_cwnd: BinnedLevel,
@@ -473,6 +474,7 @@ impl Simulator {
             tcp_rx: Vec::new(),
             tcp_dst_node: Vec::new(),
             tcp_rto_at: Vec::new(),
+            tcp_delack_at: Vec::new(),
             tcp_blocked: Vec::new(),
             tcp_cwnd: BinnedLevel::new(0, n_bins, sc.bin),
             tcp_retx: BinnedSum::new(0, n_bins, sc.bin),

@@ -39,6 +39,7 @@ impl Simulator {
         self.tcp_rx = (0..n).map(|_| TcpReceiver::new()).collect();
         self.tcp_dst_node = flows.iter().map(|f| f.dst as u32).collect();
         self.tcp_rto_at = vec![None; n];
+        self.tcp_delack_at = vec![None; n];
         self.tcp_blocked = vec![false; n];
         self.tcp_cwnd = BinnedLevel::new(n, n_bins, sc.bin);
         self.tcp_retx = BinnedSum::new(n, n_bins, sc.bin);
@@ -116,16 +117,17 @@ impl Simulator {
         self.tcp_arm_rto(flow);
     }
 
-    /// Keep one event at or before the sender's retransmission deadline;
-    /// a deadline that moved later is found when the event fires.
     fn tcp_arm_rto(&mut self, flow: u32) {
         let f = flow as usize;
-        let Some(t) = self.tcp_tx[f].rto_deadline() else {
-            return;
-        };
-        if self.tcp_rto_at[f].is_none_or(|at| t < at) {
-            self.tcp_rto_at[f] = Some(t);
+        if let Some(t) = lazy_timer(&mut self.tcp_rto_at[f], self.tcp_tx[f].rto_deadline()) {
             self.events.schedule(t, Event::TcpRto { flow });
+        }
+    }
+
+    fn tcp_arm_delack(&mut self, flow: u32) {
+        let f = flow as usize;
+        if let Some(t) = lazy_timer(&mut self.tcp_delack_at[f], self.tcp_rx[f].delack_deadline()) {
+            self.events.schedule(t, Event::TcpDelAck { flow });
         }
     }
 
@@ -158,18 +160,22 @@ impl Simulator {
         }
         match got.ack {
             AckAction::Now => self.tcp_send_ack(node, frame.flow),
-            AckAction::At(t) => self
-                .events
-                .schedule(t, Event::TcpDelAck { flow: frame.flow }),
+            AckAction::At(_) => self.tcp_arm_delack(frame.flow),
             AckAction::Pending => {}
         }
     }
 
     pub(super) fn tcp_delack(&mut self, flow: u32) {
-        if self.tcp_rx[flow as usize].on_delack_timer(self.now) {
-            let node = self.tcp_dst_node[flow as usize] as usize;
+        let f = flow as usize;
+        if self.tcp_delack_at[f] != Some(self.now) {
+            return; // superseded by an earlier event
+        }
+        self.tcp_delack_at[f] = None;
+        if self.tcp_rx[f].on_delack_timer(self.now) {
+            let node = self.tcp_dst_node[f] as usize;
             self.tcp_send_ack(node, flow);
         }
+        self.tcp_arm_delack(flow);
     }
 
     fn tcp_send_ack(&mut self, node: usize, flow: u32) {
@@ -230,4 +236,17 @@ impl Simulator {
             c.volume.in_flight_bytes = c.volume.offered_bytes - c.volume.delivered_bytes;
         }
     }
+}
+
+/// TCP restarts its timers on almost every segment. Rather than one event
+/// per restart, a flow keeps one event at or before its deadline (`pending`
+/// holds its time); a deadline that moved later is found when that event
+/// fires. Returns the time of a new event to schedule, if one is needed.
+fn lazy_timer(pending: &mut Option<Time>, deadline: Option<Time>) -> Option<Time> {
+    let t = deadline?;
+    if pending.is_none_or(|at| t < at) {
+        *pending = Some(t);
+        return Some(t);
+    }
+    None
 }
