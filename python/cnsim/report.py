@@ -54,11 +54,16 @@ def reproduce(
             raise FileNotFoundError(f"study {spec.name!r}, variant {name!r}: scenario file {path} not found")
     common = dict(spec.quick_overrides) if quick else None
     if spec.sweep_variants:
-        (base,) = variants.values()
         names = list(spec.quick_sweep_variants) if quick and spec.quick_sweep_variants else list(spec.sweep_variants)
-        chosen = {name: spec.sweep_variants[name] for name in names}
-        summary = sweep(base, variants=chosen, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask,
-                        progress=progress)
+        chosen = {name: {**spec.sweep_variants[name], **(spec.quick_variant_overrides.get(name, {}) if quick else {})}
+                  for name in names}
+        if spec.sweep_bases:
+            summary = _sweep_bases(spec, variants, chosen, common, seeds, out, jobs=jobs, dask=dask,
+                                   progress=progress)
+        else:
+            (base,) = variants.values()
+            summary = sweep(base, variants=chosen, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask,
+                            progress=progress)
     else:
         names = list(spec.variants)
         summary = sweep(variants, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask, progress=progress)
@@ -81,6 +86,35 @@ def reproduce(
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def _sweep_bases(spec, variants, chosen, common, seeds, out, **run) -> pd.DataFrame:
+    """One sweep over several base files: each sweep variant overrides the file ``spec.sweep_bases`` names.
+
+    The points of every file go into one sweep directory (one summary, one
+    ``sweep.json``), so a re-run resumes it as any sweep.
+    """
+    from .points import Plan, plan
+    from .sweep import run_plan
+
+    bases = {name: spec.sweep_bases.get(name) for name in chosen}
+    unknown = {name: key for name, key in bases.items() if key not in variants}
+    if unknown:
+        raise ValueError(f"study {spec.name!r}: sweep variants without a base file in its variants: {unknown}")
+    plans = []
+    for key, path in variants.items():
+        mine = {name: overrides for name, overrides in chosen.items() if bases[name] == key}
+        if mine:
+            plans.append(plan(path, variants=mine, set=common, seed_list=seeds))
+    combined = Plan(
+        points=[p for pl in plans for p in pl.points],
+        sources=[s for pl in plans for s in pl.sources],
+        axis_keys=list(dict.fromkeys(k for pl in plans for k in pl.axis_keys)),
+        arguments={"scenario": dict(variants), "variant_bases": bases, "axes": None,
+                   "variants": {name: dict(overrides) for name, overrides in chosen.items()},
+                   "seeds": None, "seed_list": list(seeds), "set": dict(common) if common else None},
+    )
+    return run_plan(combined, out, **run)
 
 
 # --------------------------------------------------------------------------- page
@@ -147,9 +181,9 @@ def render(
 
     parts.append("<h2>Provenance</h2>")
     if spec.sweep_variants:
-        # One scenario file behind every variant: show the hash of the first run.
-        (base,) = variants
-        runs = {base: next((rs for rs in runs.values() if rs), [])}
+        # Scenario files behind the sweep variants: show the hash of each file's first run.
+        runs = {base: next((rs for v, rs in runs.items() if rs and spec.sweep_bases.get(v, base) == base), [])
+                for base in variants}
     parts.append(_provenance(command, __version__, variants, runs, seeds))
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -76,6 +76,14 @@ class Study:
     sweep_variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: overrides that shorten a --quick run of ``sweep_variants`` (only these run)
     quick_sweep_variants: Sequence[str] = ()
+    #: when ``sweep_variants`` override more than one file: sweep variant -> key
+    #: of its base file in ``variants`` (one entry per sweep variant); empty when
+    #: ``variants`` names the single base file
+    sweep_bases: Mapping[str, str] = field(default_factory=dict)
+    #: overrides added to a sweep variant's own in a --quick run (they win over
+    #: the variant's and over ``quick_overrides``), e.g. a shorter duration for a
+    #: variant that sets its own
+    quick_variant_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: draw the frames-dropped-per-variant bar chart
     drops_figure: bool = True
 
