@@ -1,0 +1,492 @@
+"""Study C, `qcn_tcp`: QCN and PAUSE under TCP NewReno (Atikoglu and Prabhakar, Apr 2008).
+
+STUDIES.md C. Two scenario files, every variant a set of overrides of one of
+them:
+
+* ``qcn_tcp/hotspot.toml`` — C1, a multi-stage output-generated hotspot (N7
+  drains at 500 Mb/s for the whole 500 ms run), and C2, the same for 1 s with
+  N7 slow for the first 100 ms of every 200 ms. Victim flows go to N7,
+  innocent flows elsewhere.
+* ``qcn_tcp/pause_propagation.toml`` — C3, N1 -> N3 and N2 -> N4 at line
+  rate through a Center switch; N3 drains at 1 Gb/s during [250, 750] ms.
+
+Schemes: TCP alone (drop tail, 150 KB per output queue), TCP + QCN,
+TCP + QCN + PAUSE, QCN + PAUSE over UDP (C1, C2) and TCP + PAUSE (C3). With
+PAUSE the switches have no output limit and pause per input at 130 / 110 KB
+(C3's Center switch: global PAUSE on its output queues).
+
+Throughput windows (``time_s`` is the start of a 1 ms bin): C1 and C2 from
+50 ms to the end; C3 [300, 750) ms while N3 is slow and [800 ms, 1 s) after
+it recovers. The --quick runs are shorter (C1 100 ms, C2 200 ms, C3 300 ms
+with N3 slow during [100, 250] ms; C3's windows are then [150, 250) and
+[270, 300) ms).
+
+TCP flows count application goodput (1460 B of payload per 1500 B frame),
+UDP flows frame bytes.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..results import Result
+from . import Metric, Runs, Study, register
+
+HOTSPOT, PROPAGATION = "hotspot", "pause_propagation"
+FILES = {HOTSPOT: "qcn_tcp/hotspot.toml", PROPAGATION: "qcn_tcp/pause_propagation.toml"}
+
+QCN = {"qcn.enabled": True}
+UDP = {"defaults.source.transport": "udp"}
+VOQ = {"defaults.host.voq": True}
+PAUSE = {"defaults.switch.buffer_model": "unlimited", "defaults.switch.pause.mode": "per_input"}
+PAUSE_C3 = {**PAUSE, "switches[CENTER].pause.mode": "global", "switches[CENTER].pause.xoff": "130KB",
+            "switches[CENTER].pause.xon": "110KB"}
+C2 = {"duration": "1s", "hosts[N7].service.end": "1s", "hosts[N7].service.period": "200ms",
+      "hosts[N7].service.reduced": "100ms"}
+
+#: scheme -> (overrides, label); C1 and C2 share the schemes (C2 without the shared-adapter one)
+HOTSPOT_SCHEMES = {
+    "tcp": ({}, "TCP only"),
+    "tcp-qcn": (QCN, "TCP + QCN"),
+    "tcp-qcn-pause": ({**QCN, **PAUSE}, "TCP + QCN + PAUSE"),
+    "qcn-pause": ({**QCN, **PAUSE, **UDP, **VOQ}, "QCN + PAUSE (UDP, per-destination adapter queues)"),
+    "qcn-pause-shared": ({**QCN, **PAUSE, **UDP}, "QCN + PAUSE (UDP, one shared adapter path)"),
+}
+C3_SCHEMES = {
+    "tcp": ({}, "TCP only"),
+    "tcp-pause": (PAUSE_C3, "TCP + PAUSE"),
+    "tcp-qcn-pause": ({**QCN, **PAUSE_C3}, "TCP + QCN + PAUSE"),
+}
+
+VARIANTS: dict[str, dict] = {}
+BASES: dict[str, str] = {}
+LABELS: dict[str, str] = {}
+for _scheme, (_overrides, _label) in HOTSPOT_SCHEMES.items():
+    VARIANTS[f"c1-{_scheme}"], BASES[f"c1-{_scheme}"], LABELS[f"c1-{_scheme}"] = dict(_overrides), HOTSPOT, _label
+for _scheme, (_overrides, _label) in HOTSPOT_SCHEMES.items():
+    if _scheme != "qcn-pause-shared":
+        VARIANTS[f"c2-{_scheme}"], BASES[f"c2-{_scheme}"] = {**_overrides, **C2}, HOTSPOT
+        LABELS[f"c2-{_scheme}"] = _label
+for _scheme, (_overrides, _label) in C3_SCHEMES.items():
+    VARIANTS[f"c3-{_scheme}"], BASES[f"c3-{_scheme}"], LABELS[f"c3-{_scheme}"] = dict(_overrides), PROPAGATION, _label
+
+C1_VARIANTS = [v for v in VARIANTS if v.startswith("c1-")]
+C2_VARIANTS = [v for v in VARIANTS if v.startswith("c2-")]
+C3_VARIANTS = [v for v in VARIANTS if v.startswith("c3-")]
+
+#: --quick: every variant, one seed, shortened runs (C2 keeps its 200 ms period: one slow and one fast phase)
+C3_QUICK = {"duration": "300ms", "hosts[N3].service.start": "100ms", "hosts[N3].service.end": "250ms"}
+QUICK_OVERRIDES = {**{v: {"duration": "100ms"} for v in C1_VARIANTS},
+                   **{v: {"duration": "200ms"} for v in C2_VARIANTS},
+                   **{v: dict(C3_QUICK) for v in C3_VARIANTS}}
+QUICK = list(VARIANTS)
+
+#: the hot destination of C1 and C2, and the start of their measurement window (s)
+HOT_NODE = "N7"
+SETTLED_FROM = 0.05
+#: C2: N7 is slow for the first 100 ms of every 200 ms
+PERIOD_S, SLOW_S = 0.2, 0.1
+#: C3 (full run, 1 s): N3 slow, the congested window, the recovery window (s)
+C3_FULL = {"slow": (0.25, 0.75), "congested": (0.30, 0.75), "recovered": (0.80, 1.00)}
+C3_SHORT = {"slow": (0.10, 0.25), "congested": (0.15, 0.25), "recovered": (0.27, 0.30)}
+#: TCP goodput per wire bit: 1460 B of payload per 1500 B frame
+GOODPUT = 1460 / 1500
+
+
+# --------------------------------------------------------------------------- measures
+
+
+def _in(frame: pd.DataFrame, r: Result, start: float, end: float) -> pd.DataFrame:
+    half = r.bin_s / 2
+    return frame[(frame["time_s"] >= start - half) & (frame["time_s"] < end - half)]
+
+
+def _aggregate(r: Result, flows) -> pd.Series:
+    """Delivered Gb/s of these flows together, per bin (index time_s)."""
+    ft = r.flow_throughput
+    return ft[ft["flow"].isin(list(flows))].groupby("time_s")["delivered_gbps"].sum()
+
+
+def victims(r: Result) -> list[str]:
+    return r.flows.loc[r.flows["dst"] == HOT_NODE, "name"].tolist()
+
+
+def innocents(r: Result) -> list[str]:
+    return r.flows.loc[r.flows["dst"] != HOT_NODE, "name"].tolist()
+
+
+def _mean_from(series: pd.Series, r: Result, start: float, mask=None) -> float:
+    s = series[series.index >= start - r.bin_s / 2]
+    if mask is not None:
+        s = s[mask(s.index.to_numpy())]
+    return float(s.mean()) if len(s) else float("nan")
+
+
+def _slow(times: np.ndarray) -> np.ndarray:
+    ms = np.rint(times * 1e3).astype(int)
+    return ms % round(PERIOD_S * 1e3) < round(SLOW_S * 1e3)
+
+
+def innocent_gbps(r: Result) -> float:
+    return _mean_from(_aggregate(r, innocents(r)), r, SETTLED_FROM)
+
+
+def victim_gbps(r: Result) -> float:
+    return _mean_from(_aggregate(r, victims(r)), r, SETTLED_FROM)
+
+
+def victim_slow_gbps(r: Result) -> float:
+    return _mean_from(_aggregate(r, victims(r)), r, SETTLED_FROM, _slow)
+
+
+def victim_fast_gbps(r: Result) -> float:
+    return _mean_from(_aggregate(r, victims(r)), r, SETTLED_FROM, lambda t: ~_slow(t))
+
+
+def c3_windows(r: Result) -> dict[str, tuple[float, float]]:
+    """C3's windows: the study's for the 1 s run, shorter ones for the 300 ms --quick run."""
+    return C3_FULL if r.duration_s >= 1.0 - 1e-9 else C3_SHORT
+
+
+def _flow_gbps(r: Result, flow: str, window: str) -> float:
+    start, end = c3_windows(r)[window]
+    ft = r.flow_throughput
+    w = _in(ft[ft["flow"] == flow], r, start, end)
+    return float(w["delivered_gbps"].mean()) if len(w) else float("nan")
+
+
+def n2_congested_gbps(r: Result) -> float:
+    return _flow_gbps(r, "N2", "congested")
+
+
+def n1_congested_gbps(r: Result) -> float:
+    return _flow_gbps(r, "N1", "congested")
+
+
+def n1_recovered_gbps(r: Result) -> float:
+    return _flow_gbps(r, "N1", "recovered")
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _over_seeds(values: list[float], decimals: int) -> str:
+    values = [v for v in values if not np.isnan(v)]
+    if not values:
+        return "—"
+    fmt = f"{{:,.{decimals}f}}"
+    text = fmt.format(np.mean(values))
+    low, high = fmt.format(min(values)), fmt.format(max(values))
+    if low != high:
+        text += f" ({low}–{high})"
+    return text
+
+
+def _transport(rs) -> str:
+    return "/".join(sorted(set(rs[0].flows["transport"]))) if rs else "—"
+
+
+def hotspot_table(runs: Runs) -> pd.DataFrame:
+    rows = []
+    for variant in C1_VARIANTS + C2_VARIANTS:
+        rs = runs.get(variant) or []
+        if not rs:
+            continue
+        c2 = variant.startswith("c2-")
+        rows.append({
+            "scenario": "C2 periodic" if c2 else "C1 constant",
+            "variant": variant,
+            "scheme": LABELS[variant],
+            "innocent (ideal 24)": _over_seeds([innocent_gbps(r) for r in rs], 2),
+            "victim (ideal 0.5 / mean 1.75)": _over_seeds([victim_gbps(r) for r in rs], 3),
+            "victim, slow phases (0.5)": _over_seeds([victim_slow_gbps(r) for r in rs], 3) if c2 else "",
+            "victim, fast phases (3)": _over_seeds([victim_fast_gbps(r) for r in rs], 3) if c2 else "",
+        })
+    return pd.DataFrame(rows)
+
+
+def propagation_table(runs: Runs) -> pd.DataFrame:
+    rows = []
+    for variant in C3_VARIANTS:
+        rs = runs.get(variant) or []
+        if not rs:
+            continue
+        w = c3_windows(rs[0])
+        ms = {k: f"[{a * 1e3:.0f}, {b * 1e3:.0f}) ms" for k, (a, b) in w.items()}
+        rows.append({
+            "variant": variant,
+            "scheme": LABELS[variant],
+            f"N2 (innocent), {ms['congested']}": _over_seeds([n2_congested_gbps(r) for r in rs], 2),
+            f"N1, {ms['congested']}": _over_seeds([n1_congested_gbps(r) for r in rs], 3),
+            f"N1, {ms['recovered']}": _over_seeds([n1_recovered_gbps(r) for r in rs], 2),
+        })
+    return pd.DataFrame(rows)
+
+
+def _sum_flows(column: str):
+    return lambda r: float(r.flows[column].sum()) if column in r.flows else float("nan")
+
+
+def _sum_queues(column: str, scale: float = 1.0):
+    return lambda r: float(r.queues[column].sum()) * scale
+
+
+COUNTERS = (
+    ("frames dropped (switches)", _sum_queues("drops_frames"), 0),
+    ("TCP segments dropped", _sum_flows("segments_dropped"), 0),
+    ("TCP ACKs dropped", _sum_flows("acks_dropped"), 0),
+    ("retransmissions", _sum_flows("retransmissions"), 0),
+    ("fast retransmits", _sum_flows("fast_retransmits"), 0),
+    ("timeouts", _sum_flows("timeouts"), 0),
+    ("XOFF sent", _sum_queues("xoff_sent"), 0),
+    ("paused port time (ms)", _sum_queues("paused_time_s", 1e3), 0),
+    ("CNMs sent", lambda r: float(r.totals.get("notifications_sent", 0)), 0),
+)
+
+
+def counters_table(runs: Runs) -> pd.DataFrame:
+    rows = []
+    for variant in VARIANTS:
+        rs = runs.get(variant) or []
+        if rs:
+            rows.append({"variant": variant, "transport": _transport(rs),
+                         **{label: _over_seeds([f(r) for r in rs], d) for label, f, d in COUNTERS}})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _smooth(series: pd.Series, bins: int = 5) -> pd.Series:
+    """Means over consecutive groups of `bins` bins, indexed by the group's start."""
+    if not len(series):
+        return series
+    groups = np.arange(len(series)) // bins
+    means = series.groupby(groups).mean()
+    means.index = series.index.to_numpy()[::bins][: len(means)]
+    return means
+
+
+def _hotspot_figure(runs: Runs, chosen: list[str], ideal_victim: list[tuple[str, float]], periodic: bool):
+    fig, axes = plt.subplots(2, 1, figsize=(12, 7), sharex=True, constrained_layout=True)
+    for variant in chosen:
+        rs = runs.get(variant) or []
+        if not rs:
+            continue
+        r = rs[0]
+        for ax, flows in ((axes[0], innocents(r)), (axes[1], victims(r))):
+            s = _smooth(_aggregate(r, flows))
+            ax.plot(s.index * 1e3, s.values, lw=0.9, label=f"{variant}: {LABELS[variant]}")
+    axes[0].axhline(24, color="k", ls="--", lw=0.9, label="ideal 24 Gb/s")
+    for label, value in ideal_victim:
+        axes[1].axhline(value, color="k", ls="--", lw=0.9, label=label)
+    if periodic:
+        end = max((rs[0].duration_s for v, rs in runs.items() if v in chosen and rs), default=0.0)
+        for ax in axes:
+            for start in np.arange(0.0, end, PERIOD_S):
+                ax.axvspan(start * 1e3, (start + SLOW_S) * 1e3, color="tab:red", alpha=0.06, lw=0)
+    axes[0].set_ylabel("innocent aggregate (Gb/s)")
+    axes[1].set_ylabel("victim aggregate, to N7 (Gb/s)")
+    axes[1].set_xlabel("time (ms); 5 ms means, first seed" + ("; shaded: N7 at 500 Mb/s" if periodic else ""))
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+def c1_figure(runs: Runs):
+    return _hotspot_figure(runs, C1_VARIANTS, [("ideal 0.5 Gb/s", 0.5)], periodic=False)
+
+
+def c2_figure(runs: Runs):
+    return _hotspot_figure(runs, C2_VARIANTS, [("ideal 0.5 / 3 Gb/s", 0.5), ("_nolegend_", 3.0),
+                                                 ("ideal mean 1.75 Gb/s", 1.75)], periodic=True)
+
+
+def c3_figure(runs: Runs):
+    chosen = [v for v in C3_VARIANTS if runs.get(v)]
+    fig, axes = plt.subplots(max(len(chosen), 1), 2, figsize=(12, 2.9 * max(len(chosen), 1) + 0.6), sharex=True,
+                             squeeze=False, constrained_layout=True)
+    for row, variant in enumerate(chosen):
+        r = runs[variant][0]
+        lt, q = r.link_throughput, r.queue_occupancy
+        for queue, label in (("SW1->CENTER", "Switch 1 (N1 -> N3)"), ("SW2->CENTER", "Switch 2 (N2 -> N4)")):
+            s = lt[lt["queue"] == queue]
+            axes[row, 0].plot(s["time_s"] * 1e3, s["gbps"], lw=0.9, label=label)
+        for queue, label in (("SW1->CENTER", "Switch 1"), ("SW2->CENTER", "Switch 2"), ("CENTER->N3", "Center -> N3")):
+            s = q[q["queue"] == queue]
+            axes[row, 1].plot(s["time_s"] * 1e3, s["mean_bytes"] / 1e3, lw=0.9, label=label)
+        start, end = c3_windows(r)["slow"]
+        for ax in axes[row]:
+            ax.axvspan(start * 1e3, end * 1e3, color="tab:red", alpha=0.06, lw=0)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7, loc="upper right")
+        axes[row, 0].set_ylabel(f"{variant}\nnet throughput (Gb/s)")
+        axes[row, 0].set_ylim(0, 10.8)
+        axes[row, 1].set_ylabel("queue (KB)")
+    for ax in axes[-1]:
+        ax.set_xlabel("time (ms); shaded: N3 at 1 Gb/s")
+    return fig
+
+
+def cwnd_figure(runs: Runs):
+    variant = "c3-tcp-qcn-pause"
+    fig, axes = plt.subplots(2, 1, figsize=(11, 6), sharex=True, constrained_layout=True)
+    rs = runs.get(variant) or []
+    if rs:
+        r = rs[0]
+        t = r.transport[r.transport["flow"] == "N1"]
+        axes[0].plot(t["time_s"] * 1e3, t["cwnd_bytes"] / 1e3, lw=0.9, color="tab:blue", label="cwnd")
+        axes[0].set_yscale("log")
+        retx = t["retransmissions"].diff().fillna(t["retransmissions"]).to_numpy() > 0
+        if retx.any():
+            axes[0].plot(t["time_s"][retx] * 1e3, t["cwnd_bytes"][retx] / 1e3, "rx", ms=4, label="retransmission")
+        rl = r.rate_limiters[r.rate_limiters["flow"] == "N1"]
+        axes[1].plot(rl["time_s"] * 1e3, rl["rate_gbps"], lw=0.9, label="CR (current rate)")
+        target = rl["target_gbps"].where(rl["target_gbps"] > 0)
+        axes[1].plot(rl["time_s"] * 1e3, target, lw=0.9, ls="--", label="TR (target rate)")
+        ft = r.flow_throughput[r.flow_throughput["flow"] == "N1"]
+        axes[1].plot(ft["time_s"] * 1e3, ft["delivered_gbps"], lw=0.7, color="0.5", alpha=0.8,
+                     label="N1 delivered (goodput)")
+        start, end = c3_windows(r)["slow"]
+        for ax in axes:
+            ax.axvspan(start * 1e3, end * 1e3, color="tab:red", alpha=0.06, lw=0)
+    axes[0].set_ylabel("N1 congestion window (KB, log)")
+    axes[1].set_ylabel("N1 rate limiter (Gb/s)")
+    axes[1].set_xlabel("time (ms), first seed; shaded: N3 at 1 Gb/s; TR shown once a limiter is installed")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    return fig
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _metric(label, variant, measure, published, note, decimals) -> Metric:
+    return Metric(label, variant, measure, published=published, note=note, unit="Gb/s", decimals=decimals)
+
+
+def _victim_note(variant: str) -> str:
+    if VARIANTS[variant].get("defaults.source.transport") == "udp":
+        return "ideal: N7's drain; UDP counts frame bytes"
+    return f"ideal: N7's drain; TCP goodput at most {0.5 * GOODPUT:.3f}"
+
+
+METRICS = (
+    *(m for v in C1_VARIANTS for m in (
+        _metric("C1 innocent aggregate, [50 ms, end)", v, innocent_gbps, 24.0, "ideal: the innocent demand", 2),
+        _metric("C1 victim aggregate, [50 ms, end)", v, victim_gbps, 0.5, _victim_note(v), 3),
+    )),
+    *(m for v in C2_VARIANTS for m in (
+        _metric("C2 innocent aggregate, [50 ms, end)", v, innocent_gbps, 24.0, "ideal: the innocent demand", 2),
+        _metric("C2 victim aggregate, [50 ms, end)", v, victim_gbps, 1.75, "ideal mean of 0.5 and 3", 3),
+        _metric("C2 victim, slow phases", v, victim_slow_gbps, 0.5, _victim_note(v), 3),
+        _metric("C2 victim, fast phases", v, victim_fast_gbps, 3.0, "ideal: the victim demand", 3),
+    )),
+    *(m for v in C3_VARIANTS for m in (
+        _metric("C3 N2 (innocent), N3 slow [300, 750) ms", v, n2_congested_gbps, 10.0,
+                f"ideal: line rate; TCP goodput at most {10 * GOODPUT:.2f}", 2),
+        _metric("C3 N1, N3 slow [300, 750) ms", v, n1_congested_gbps, 1.0,
+                f"ideal: N3's 1 Gb/s drain; TCP goodput at most {GOODPUT:.3f}", 3),
+        _metric("C3 N1 after recovery, [800 ms, 1 s)", v, n1_recovered_gbps, 10.0,
+                f"ideal: line rate; TCP goodput at most {10 * GOODPUT:.2f}", 2),
+    )),
+)
+
+register(
+    Study(
+        name="qcn_tcp",
+        title="Study C — QCN and PAUSE under TCP NewReno",
+        source="B. Atikoglu and B. Prabhakar (Stanford), \"Effects of Pause and QCN on TCP Sources: NewReno\", "
+               "IEEE 802.1Qau, 24 Apr 2008",
+        variants=FILES,
+        sweep_variants=VARIANTS,
+        sweep_bases=BASES,
+        quick_sweep_variants=QUICK,
+        quick_variant_overrides=QUICK_OVERRIDES,
+        seeds=3,
+        quick_seeds=1,
+        quick_overrides={},
+        metrics=METRICS,
+        views=(),
+        drops_figure=False,
+        findings=(
+            "C1 and C2 (hotspot at N7): the schemes are judged by the aggregate throughput of innocent flows "
+            "(ideal 24 Gb/s) and of victim flows to N7 (ideal 0.5 Gb/s while N7 is slow, 3 Gb/s otherwise, "
+            "1.75 Gb/s on average in C2).",
+            "C3: with PAUSE, TCP alone cannot see the ultimate bottleneck (N3's slow link): the Center switch "
+            "pauses both of its inputs and the innocent N2 -> N4 flow suffers with N1 -> N3.",
+            "C3: QCN moves the bottleneck to the rate limiter at N1's edge, to which TCP then adapts; the "
+            "innocent flow keeps its throughput.",
+        ),
+        differences=(
+            "The study published its results in words and ideal values only; the values in the first table are "
+            "those ideals. Ours are means over 3 seeds (range in brackets), from 50 ms to the end of the run for "
+            "C1 and C2. TCP throughput is application goodput, so a TCP flow saturating a link shows 97.3% of its "
+            "rate (0.487 of N7's 0.5 Gb/s, 9.73 of 10 Gb/s); UDP throughput counts frame bytes.",
+            "C1: every TCP scheme keeps the innocent aggregate at the ideal 24 Gb/s (TCP only 23.61, 22.89-23.98 "
+            "over seeds; TCP + QCN 23.94; TCP + QCN + PAUSE 24.14) and the victims near N7's drain (0.487, 0.482, "
+            "0.466 Gb/s of goodput). The schemes differ mostly in losses: TCP only drops 431 frames a run (170-925; "
+            "422 retransmissions, 3 timeouts), mostly at SW2->N7, but in seed 2 also 720 at SW2->SW0 (nominal "
+            "load 8.1 Gb/s), where innocent connections lost 699 segments and timed out 7 times: innocent 22.89 "
+            "in that seed. TCP + QCN drops 94 a run, all at SW2->N7, and with PAUSE nothing is dropped. QCN + "
+            "PAUSE over UDP with per-destination adapter queues: innocent 24.37, victim 0.478.",
+            "C1, UDP with one shared adapter path (c1-qcn-pause-shared, not a scheme of the study): a source "
+            "whose hot flow's 150 KB limiter queue is full waits, and with it all its other destinations. The "
+            "innocent aggregate falls to 3.91 Gb/s (3.87-3.97): head-of-line blocking at the source. The study's "
+            "QCN + PAUSE result needs per-destination queues at the adapter (c1-qcn-pause).",
+            "C2: every scheme keeps the innocent aggregate near 24 Gb/s except TCP only (23.33, 23.19-23.47): "
+            "when N7 speeds up, the victims' backlog leaves at up to 10 Gb/s and overflows the inter-switch "
+            "queues SW1->SW0 and SW2->SW0 as well as SW2->N7 (4,639 drops a run; in seed 1, 2,750 of the 4,277 "
+            "dropped segments were innocent ones, and innocent connections had 11 retransmission timeouts). With "
+            "QCN nearly every drop is at SW2->N7 (1,073 a run, at most 14 elsewhere) and the innocent aggregate "
+            "is 23.99; with PAUSE 24.07, without drops.",
+            "C2: no scheme meets the ideal victim mean of 1.75 Gb/s; all exceed it (TCP only 2.86, TCP + QCN 2.20, "
+            "TCP + QCN + PAUSE 2.08, QCN + PAUSE 2.21). The ideal 0.5 / 3 Gb/s assumes nothing carries over from a "
+            "slow phase; our sources never discard offered data (TCP send buffers and per-destination queues "
+            "hold it), so the backlog of each slow phase is delivered in the next fast phase (fast phases: 5.01, "
+            "3.91, 3.55, 3.79 Gb/s against 3). TCP alone drains it fastest; QCN's limiters, slow to climb back, "
+            "spread it out.",
+            "C2, TCP + QCN, slow phases: victim goodput 0.302 Gb/s (0.275-0.349) although N7's link stays busy "
+            "(0.478 Gb/s on the wire in seed 1). Goodput is counted when data arrive in order, and with drops at "
+            "SW2->N7 and 5 retransmission timeouts a run (minimum RTO 200 ms), data behind a lost segment is "
+            "credited only once the loss is repaired, often in the next fast phase. With PAUSE (no drops) the "
+            "slow-phase figure is 0.436.",
+            "C3 agrees with the published behaviour. TCP alone (drop tail): N2 keeps 9.73 Gb/s, N1 gets N3's "
+            "0.973, with 638 drops at CENTER->N3 and no timeout. TCP + PAUSE: the Center switch pauses both "
+            "inputs and N2 collapses to 0.97 Gb/s while N3 is slow, like N1 (7,248 XOFFs, no drops). "
+            "TCP + QCN + PAUSE: N2 keeps 9.71 (9.67-9.73) and N1 0.972; the congestion point holds CENTER->N3 "
+            "near Qeq (26 KB) and PAUSE fires only until 276-302 ms, while the limiter settles (45 XOFFs a run).",
+            "C3, after N3 recovers (750 ms), N1's QCN limiter climbs back slowly: its current rate reaches line "
+            "rate only at 836-844 ms, so N1 averages 8.32 Gb/s (8.13-8.47) over [800 ms, 1 s) under "
+            "TCP + QCN + PAUSE, against 9.73 without QCN.",
+            "TCP adapts to the rate limiter without shrinking its window. With PAUSE no segment is lost, so N1's "
+            "NewReno window only grows (to about 290 MB by 1 s; the model has no receive window); N1's sending "
+            "rate follows the limiter because the limiter's 150 KB queue and the adapter block the sender.",
+            "The topologies (edge and core switches, per-hop delays set to the study's 16 and 24 µs loop "
+            "latencies), the global PAUSE trigger at the Center switch, the measurement windows and the run "
+            "lengths are our reconstruction (see the scenario files' notes below).",
+        ),
+        extra_tables=(
+            ("C1 and C2: aggregate innocent and victim throughput (Gb/s, mean over seeds, range in brackets). "
+             "TCP flows count application goodput (1460 B per 1500 B frame: a saturated 10 Gb/s link shows "
+             "9.73 Gb/s), UDP flows frame bytes", hotspot_table),
+            ("C3: flows N2 (innocent) and N1 (Gb/s, TCP goodput, mean over seeds)", propagation_table),
+            ("Drops, retransmissions, timeouts, PAUSE and CNMs per variant (mean over seeds, range in brackets). "
+             "Frames dropped are the switch queues' counters; the Runs table's dropped_frames stays 0 for TCP "
+             "flows, whose lost segments are retransmitted. Paused port time is summed over all ports",
+             counters_table),
+        ),
+        extra_figures=(
+            ("C1: aggregate innocent and victim throughput per scheme", c1_figure),
+            ("C2: aggregate innocent and victim throughput per scheme (N7 slow for 100 ms of every 200 ms)",
+             c2_figure),
+            ("C3: net throughput at Switch 1 and 2 (left) and queue lengths at Switch 1, Switch 2 and Center "
+             "(right), per scheme", c3_figure),
+            ("C3, TCP + QCN + PAUSE: N1's TCP congestion window and its QCN rate limiter (CR, TR)", cwnd_figure),
+        ),
+    )
+)
