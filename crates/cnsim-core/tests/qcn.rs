@@ -91,3 +91,67 @@ fn the_limiter_recovers_to_line_rate_and_is_released_after_the_bottleneck() {
     let gbps = rx as f64 * 8.0 / 0.05 / 1e9;
     assert!((gbps - 9.5).abs() < 0.2, "{gbps}");
 }
+
+/// H1 runs two sources, A and B, each offering 4.5 Gb/s to H3, whose link
+/// drains at 5 Gb/s; QCN limiters per flow or per destination.
+fn two_sources(limiter: &str) -> cnsim_core::RunResult {
+    let sc = load_str(&format!(
+        r#"
+duration = "200ms"
+bin = "1ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "1us"
+[[switches]]
+name = "SW"
+latency = "1us"
+buffer = "150KB"
+[[hosts]]
+name = "H1"
+response_time = "2us"
+[[hosts]]
+name = "H3"
+service = {{ rate = "5Gbps" }}
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["SW", "H3"]
+[[sources]]
+name = "A"
+host = "H1"
+to = "H3"
+load = 0.45
+[[sources]]
+name = "B"
+host = "H1"
+to = "H3"
+load = 0.45
+[qcn]
+limiter = "{limiter}"
+"#
+    ));
+    run(&sc, None)
+}
+
+#[test]
+fn a_per_destination_limiter_is_shared_by_the_hosts_flows_to_it() {
+    let r = two_sources("destination");
+    let n = r.series.n_bins;
+    // One limiter, on the first flow's row, carries both flows at ~5 Gb/s.
+    assert!(flow(&r, "A").counters.rl_installs > 0);
+    assert_eq!(flow(&r, "B").counters.rl_installs, 0);
+    let cr = mean_ms(&r.series.flow_rl_rate_mean[..n], 100, 200);
+    assert!((cr / 5e9 - 1.0).abs() < 0.05, "shared CR {cr}");
+    assert!(r.series.flow_rl_rate_mean[n..].iter().all(|&x| x == 10e9));
+    let a = flow(&r, "A").counters.volume.delivered_bytes as f64;
+    let b = flow(&r, "B").counters.volume.delivered_bytes as f64;
+    assert!((a / b - 1.0).abs() < 0.05, "A {a} B {b}");
+    assert_conservation(&r);
+
+    let r = two_sources("flow");
+    assert!(flow(&r, "A").counters.rl_installs > 0);
+    assert!(flow(&r, "B").counters.rl_installs > 0);
+    let both = mean_ms(&r.series.flow_rl_rate_mean[..n], 100, 200)
+        + mean_ms(&r.series.flow_rl_rate_mean[n..], 100, 200);
+    assert!((both / 5e9 - 1.0).abs() < 0.15, "sum of CRs {both}");
+}

@@ -57,6 +57,9 @@ pub struct QcnParams {
     pub hai_scaled: bool,
     /// Bytes a rate limiter's queue holds before its source must wait.
     pub rl_queue: u64,
+    /// One limiter per destination of a host, shared by the host's flows
+    /// to it, instead of one per flow (source, destination).
+    pub per_destination: bool,
 }
 
 impl Default for QcnParams {
@@ -81,6 +84,7 @@ impl Default for QcnParams {
             rp_jitter: 0.3,
             hai_scaled: true,
             rl_queue: 150_000,
+            per_destination: false,
         }
     }
 }

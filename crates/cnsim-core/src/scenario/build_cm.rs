@@ -299,6 +299,16 @@ impl Builder<'_> {
                 ))
             }
         };
+        let per_destination = match raw.limiter.as_deref() {
+            None | Some("flow") => false,
+            Some("destination") => true,
+            Some(other) => {
+                return Err(self.err(
+                    &qp.key("limiter"),
+                    format!("expected \"flow\" or \"destination\", found \"{other}\""),
+                ))
+            }
+        };
         let timer_period = match &raw.timer {
             Some(s) => self.time(s, &qp.key("timer"))?,
             None => d.timer_period,
@@ -364,6 +374,7 @@ impl Builder<'_> {
             rp_jitter: fraction(raw.rp_jitter, "rp_jitter", d.rp_jitter, 1.0)?,
             hai_scaled,
             rl_queue,
+            per_destination,
         })
     }
 

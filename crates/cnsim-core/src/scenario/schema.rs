@@ -380,6 +380,9 @@ pub struct RawQcn {
     pub hai: Option<String>,
     /// Queue of each rate limiter, e.g. "150KB", or "unlimited".
     pub rl_queue: Option<String>,
+    /// "flow" (default: one limiter per source and destination) or
+    /// "destination" (one per host and destination, shared by its sources).
+    pub limiter: Option<String>,
 }
 
 /// TCP NewReno parameters, shared by every TCP source.

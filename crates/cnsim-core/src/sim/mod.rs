@@ -218,8 +218,13 @@ pub struct Simulator {
     bcn: Option<BcnParams>,
     /// Per port: its congestion point (empty without a scheme).
     cps: Vec<Option<CongestionPoint>>,
-    /// Per flow: its rate limiter (empty without a scheme).
+    /// Per flow: its rate limiter (empty without a scheme). A flow whose
+    /// limiter is shared uses the row of `flow_rl`.
     limiters: Vec<RateLimiter>,
+    /// Per flow: the row of its limiter (itself, or with QCN's
+    /// per-destination limiters the first flow of its host to the same
+    /// destination). Empty when every flow has its own.
+    flow_rl: Vec<u32>,
     /// Per flow: the random stream of its reaction point (BCN(0,0) stop times).
     rp_rng: Vec<Stream>,
     /// Per flow: host number and node of its source.
@@ -420,6 +425,17 @@ impl Simulator {
             bcn: sc.bcn,
             cps,
             limiters: (0..rl_rows).map(|_| RateLimiter::default()).collect(),
+            flow_rl: match sc.qcn {
+                Some(q) if q.per_destination => (0..n_flows)
+                    .map(|f| {
+                        let (s, d) = (flow_specs[f].src, flow_specs[f].dst);
+                        (0..f)
+                            .find(|&g| flow_specs[g].src == s && flow_specs[g].dst == d)
+                            .unwrap_or(f) as u32
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
             rp_rng: match (sc.bcn.and_then(|p| p.stop), sc.qcn) {
                 (Some(_), _) | (_, Some(_)) => flow_specs
                     .iter()
@@ -1315,7 +1331,7 @@ impl Simulator {
         if voq {
             return true;
         }
-        match self.limiters.get(flow as usize) {
+        match self.limiters.get(self.limiter_of(flow) as usize) {
             Some(rl) if rl.active => {
                 let cap = match (&self.bcn, &self.qcn) {
                     (Some(p), _) => p.rl_queue,
@@ -1332,17 +1348,24 @@ impl Simulator {
     /// one, else to the egress buffer.
     fn adapter_enqueue(&mut self, node: usize, frame: Frame) {
         let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
-        let f = frame.flow as usize;
+        let l = self.limiter_of(frame.flow);
+        let f = l as usize;
         if voq || self.limiters.get(f).is_some_and(|rl| rl.active) {
             let rl = &mut self.limiters[f];
             rl.queue.push_back(frame);
             rl.bytes += frame.size as u64;
             let bytes = rl.bytes;
             self.rl_occ.set(f, self.now, bytes);
-            self.rl_schedule(frame.flow);
+            self.rl_schedule(l);
         } else {
             self.egress_enqueue(node, frame);
         }
+    }
+
+    /// The limiter row a flow's frames go through.
+    #[inline]
+    fn limiter_of(&self, flow: u32) -> u32 {
+        self.flow_rl.get(flow as usize).copied().unwrap_or(flow)
     }
 
     fn host_stopped(&self, node: usize) -> bool {

@@ -33,11 +33,12 @@ impl Simulator {
         self.send_notification(node, message);
     }
 
-    /// A CNM reaches its flow's reaction point.
+    /// A CNM reaches the reaction point of its flow's limiter.
     pub(super) fn qcn_react(&mut self, cnm: Frame) {
         let p = self.qcn.expect("CNMs need QCN");
-        let f = cnm.flow as usize;
-        let line = self.line_rate(cnm.flow);
+        let flow = self.limiter_of(cnm.flow);
+        let f = flow as usize;
+        let line = self.line_rate(flow);
         let rl = &mut self.limiters[f];
         if !rl.active {
             rl.install(line, 128);
@@ -50,8 +51,8 @@ impl Simulator {
         rl.cpid = cnm.cpid;
         rl.messages += 1;
         self.qcn_rps[f].on_cnm(&p, cnm.qfb, self.now, &mut self.rp_rng[f]);
-        self.qcn_schedule_timer(cnm.flow);
-        self.qcn_rates_changed(cnm.flow);
+        self.qcn_schedule_timer(flow);
+        self.qcn_rates_changed(flow);
     }
 
     /// The flow's limiter released a data frame of `bytes`: the byte counter runs.
