@@ -104,6 +104,13 @@ pause = { mode = "global", xoff = "100KB", xon = "80KB" }"#,
         0
     );
     assert_eq!((c.retransmissions, c.timeouts), (0, 0));
+    // A sender held back by its adapter does not inflate its window: it
+    // stays below the 1 MB receiver window.
+    let cwnd_max = r.series.flow_cwnd_mean.iter().copied().fold(0.0, f64::max);
+    assert!(
+        cwnd_max > 100_000.0 && cwnd_max <= 1_000_000.0,
+        "{cwnd_max}"
+    );
     // 1 Gb/s of goodput at most (1460 of every 1500 bytes) while H1 offers 9.
     let gbps = c.volume.delivered_bytes as f64 * 8.0 / 0.2 / 1e9;
     assert!(gbps > 0.9 * 0.973 && gbps <= 0.973, "{gbps}");

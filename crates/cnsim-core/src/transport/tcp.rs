@@ -240,6 +240,11 @@ impl TcpSender {
         }
         let mss = p.mss as u64;
         let acked = ack - self.snd_una;
+        // Grow the window only if it was what limited the sender (within one
+        // segment) and it is below the receiver's: a sender held back by
+        // the application or the adapter learns nothing about the path
+        // (cwnd validation, RFC 7661; Linux's tcp_is_cwnd_limited).
+        let cwnd_limited = self.flight() + mss > self.cwnd && self.cwnd < p.rwnd;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         if let Some((end, sent)) = self.timed {
@@ -250,11 +255,13 @@ impl TcpSender {
         }
         let restart_timer = if !self.in_recovery {
             self.dupacks = 0;
-            self.cwnd += if self.cwnd < self.ssthresh {
-                acked.min(mss)
-            } else {
-                (mss * mss / self.cwnd).max(1)
-            };
+            if cwnd_limited {
+                self.cwnd += if self.cwnd < self.ssthresh {
+                    acked.min(mss)
+                } else {
+                    (mss * mss / self.cwnd).max(1)
+                };
+            }
             true
         } else if ack >= self.recover {
             // Full ACK: leave fast recovery.
@@ -1032,5 +1039,25 @@ mod tests {
     fn for_frame_derives_the_mss() {
         assert_eq!(TcpParams::for_frame(1500).mss, 1460);
         assert_eq!(TcpParams::for_frame(9000).mss, 8960);
+    }
+
+    #[test]
+    fn an_application_limited_sender_does_not_grow_its_window() {
+        // One segment at a time, each ACKed before the next is written: the
+        // window (3 segments) never limits, so it learns nothing and stays.
+        let p = TcpParams {
+            delayed_ack: None,
+            ..TcpParams::default()
+        };
+        let mut s = TcpSender::new(&p);
+        let iw = s.cwnd();
+        let mut t = Time::ZERO;
+        for _ in 0..20 {
+            s.write(p.mss as u64);
+            let seg = s.next_segment(&p, t).expect("a segment");
+            t = t + Time::from_us(10);
+            s.on_ack(&p, t, seg.seq + seg.len as u64);
+        }
+        assert_eq!(s.cwnd(), iw);
     }
 }
