@@ -427,45 +427,46 @@ register(
             "those ideals. Ours are means over 3 seeds (range in brackets), from 50 ms to the end of the run for "
             "C1 and C2. TCP throughput is application goodput, so a TCP flow saturating a link shows 97.3% of its "
             "rate (0.487 of N7's 0.5 Gb/s, 9.73 of 10 Gb/s); UDP throughput counts frame bytes.",
-            "C1: every TCP scheme keeps the innocent aggregate at the ideal 24 Gb/s (TCP only 23.61, 22.89-23.98 "
-            "over seeds; TCP + QCN 23.94; TCP + QCN + PAUSE 24.14) and the victims near N7's drain (0.487, 0.482, "
-            "0.466 Gb/s of goodput). The schemes differ mostly in losses: TCP only drops 431 frames a run (170-925; "
-            "422 retransmissions, 3 timeouts), mostly at SW2->N7, but in seed 2 also 720 at SW2->SW0 (nominal "
-            "load 8.1 Gb/s), where innocent connections lost 699 segments and timed out 7 times: innocent 22.89 "
-            "in that seed. TCP + QCN drops 94 a run, all at SW2->N7, and with PAUSE nothing is dropped. QCN + "
+            "C1: every TCP scheme keeps the innocent aggregate near the ideal 24 Gb/s (TCP only 23.69, 23.14-23.98 "
+            "over seeds; TCP + QCN 23.97; TCP + QCN + PAUSE 24.33) and the victims near N7's drain (0.487, 0.483, "
+            "0.469 Gb/s of goodput). The schemes differ mostly in losses: TCP only drops 431 frames a run (177-921; "
+            "424 retransmissions, 2 timeouts), mostly at SW2->N7, but in seed 2 also 715 at SW2->SW0 (nominal "
+            "load 8.1 Gb/s), where innocent connections lost 705 segments and timed out 4 times: innocent 23.14 "
+            "in that seed. TCP + QCN drops 114 a run, all at SW2->N7, and with PAUSE nothing is dropped. QCN + "
             "PAUSE over UDP with per-destination adapter queues: innocent 24.37, victim 0.478.",
             "C1, UDP with one shared adapter path (c1-qcn-pause-shared, not a scheme of the study): a source "
             "whose hot flow's 150 KB limiter queue is full waits, and with it all its other destinations. The "
             "innocent aggregate falls to 3.91 Gb/s (3.87-3.97): head-of-line blocking at the source. The study's "
             "QCN + PAUSE result needs per-destination queues at the adapter (c1-qcn-pause).",
-            "C2: every scheme keeps the innocent aggregate near 24 Gb/s except TCP only (23.33, 23.19-23.47): "
+            "C2: every scheme keeps the innocent aggregate near 24 Gb/s except TCP only (23.41, 23.24-23.55): "
             "when N7 speeds up, the victims' backlog leaves at up to 10 Gb/s and overflows the inter-switch "
-            "queues SW1->SW0 and SW2->SW0 as well as SW2->N7 (4,639 drops a run; in seed 1, 2,750 of the 4,277 "
-            "dropped segments were innocent ones, and innocent connections had 11 retransmission timeouts). With "
-            "QCN nearly every drop is at SW2->N7 (1,073 a run, at most 14 elsewhere) and the innocent aggregate "
-            "is 23.99; with PAUSE 24.07, without drops.",
-            "C2: no scheme meets the ideal victim mean of 1.75 Gb/s; all exceed it (TCP only 2.86, TCP + QCN 2.20, "
-            "TCP + QCN + PAUSE 2.08, QCN + PAUSE 2.21). The ideal 0.5 / 3 Gb/s assumes nothing carries over from a "
+            "queues SW1->SW0 and SW2->SW0 as well as SW2->N7 (4,187 drops a run; innocent connections lost "
+            "2,249-3,356 segments and timed out 8-24 times a run). With QCN nearly every drop is at SW2->N7 (860 a "
+            "run, at most 3 elsewhere) and the innocent aggregate is 23.99; with PAUSE 24.18, without drops.",
+            "C2: no scheme meets the ideal victim mean of 1.75 Gb/s; all exceed it (TCP only 2.99, TCP + QCN 2.20, "
+            "TCP + QCN + PAUSE 2.10, QCN + PAUSE 2.21). The ideal 0.5 / 3 Gb/s assumes nothing carries over from a "
             "slow phase; our sources never discard offered data (TCP send buffers and per-destination queues "
-            "hold it), so the backlog of each slow phase is delivered in the next fast phase (fast phases: 5.01, "
-            "3.91, 3.55, 3.79 Gb/s against 3). TCP alone drains it fastest; QCN's limiters, slow to climb back, "
+            "hold it), so the backlog of each slow phase is delivered in the next fast phase (fast phases: 5.25, "
+            "3.87, 3.59, 3.79 Gb/s against 3). TCP alone drains it fastest; QCN's limiters, slow to climb back, "
             "spread it out.",
-            "C2, TCP + QCN, slow phases: victim goodput 0.302 Gb/s (0.275-0.349) although N7's link stays busy "
-            "(0.478 Gb/s on the wire in seed 1). Goodput is counted when data arrive in order, and with drops at "
-            "SW2->N7 and 5 retransmission timeouts a run (minimum RTO 200 ms), data behind a lost segment is "
+            "C2, TCP + QCN, slow phases: victim goodput 0.342 Gb/s (0.295-0.369) although N7's link stays busy "
+            "(0.494 Gb/s on the wire in seed 1). Goodput is counted when data arrive in order, and with drops at "
+            "SW2->N7 and 4-8 retransmission timeouts a run (minimum RTO 200 ms), data behind a lost segment is "
             "credited only once the loss is repaired, often in the next fast phase. With PAUSE (no drops) the "
-            "slow-phase figure is 0.436.",
+            "slow-phase figure is 0.438.",
             "C3 agrees with the published behaviour. TCP alone (drop tail): N2 keeps 9.73 Gb/s, N1 gets N3's "
-            "0.973, with 638 drops at CENTER->N3 and no timeout. TCP + PAUSE: the Center switch pauses both "
+            "0.973, with 84 drops at CENTER->N3 and no timeout. TCP + PAUSE: the Center switch pauses both "
             "inputs and N2 collapses to 0.97 Gb/s while N3 is slow, like N1 (7,248 XOFFs, no drops). "
-            "TCP + QCN + PAUSE: N2 keeps 9.71 (9.67-9.73) and N1 0.972; the congestion point holds CENTER->N3 "
-            "near Qeq (26 KB) and PAUSE fires only until 276-302 ms, while the limiter settles (45 XOFFs a run).",
-            "C3, after N3 recovers (750 ms), N1's QCN limiter climbs back slowly: its current rate reaches line "
-            "rate only at 836-844 ms, so N1 averages 8.32 Gb/s (8.13-8.47) over [800 ms, 1 s) under "
+            "TCP + QCN + PAUSE: N2 keeps 9.73 and N1 0.973; the congestion point holds CENTER->N3 near Qeq "
+            "(26.3-26.6 KB over 400-700 ms) and PAUSE fires only until 263-271 ms, while the limiter settles "
+            "(30 XOFFs a run).",
+            "C3, after N3 recovers (750 ms), N1's QCN limiter climbs back slowly: its current rate reaches the "
+            "line rate only at about 842 ms, so N1 averages 8.29 Gb/s (8.23-8.33) over [800 ms, 1 s) under "
             "TCP + QCN + PAUSE, against 9.73 without QCN.",
-            "TCP adapts to the rate limiter without shrinking its window. With PAUSE no segment is lost, so N1's "
-            "NewReno window only grows (to about 290 MB by 1 s; the model has no receive window); N1's sending "
-            "rate follows the limiter because the limiter's 150 KB queue and the adapter block the sender.",
+            "TCP adapts to the rate limiter without a loss: with PAUSE no segment is lost, and N1's sending rate "
+            "follows the limiter because the limiter's 150 KB queue and the adapter block the sender. Its "
+            "window grows only while it limits the sender (cwnd validation), so it stays at a few hundred KB "
+            "(at most 318 KB in seed 1) instead of growing without bound.",
             "The topologies (edge and core switches, per-hop delays set to the study's 16 and 24 µs loop "
             "latencies), the global PAUSE trigger at the Center switch, the measurement windows and the run "
             "lengths are our reconstruction (see the scenario files' notes below).",
