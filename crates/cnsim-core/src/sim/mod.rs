@@ -1327,6 +1327,9 @@ impl Simulator {
     /// queue (per-flow queues are unlimited; a rate limiter's is not), or
     /// else in the egress buffer?
     fn adapter_has_room(&self, node: usize, flow: u32, size: u32) -> bool {
+        if self.limiters.is_empty() {
+            return self.egress_has_room(node, size);
+        }
         let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
         if voq {
             return true;
@@ -1347,6 +1350,9 @@ impl Simulator {
     /// Hand a data frame (room was checked) to its flow's queue if it has
     /// one, else to the egress buffer.
     fn adapter_enqueue(&mut self, node: usize, frame: Frame) {
+        if self.limiters.is_empty() {
+            return self.egress_enqueue(node, frame);
+        }
         let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
         let l = self.limiter_of(frame.flow);
         let f = l as usize;
