@@ -300,7 +300,8 @@ def reproduce(
     if list_studies:
         for name in studies.names():
             spec = studies.get(name)
-            click.echo(f"{name:<18} {spec.title}  ({len(spec.variants)} variants, {spec.seeds} seeds)")
+            n_variants = len(spec.sweep_variants or spec.variants)
+            click.echo(f"{name:<18} {spec.title}  ({n_variants} variants, {spec.seeds} seeds)")
         return 0
     if study is None:
         raise CliError("name a study (see 'cnsim reproduce --list')")
