@@ -120,20 +120,7 @@ impl Builder<'_> {
                 ));
             }
         }
-        let rl_queue = match &raw.rl_queue {
-            Some(s) if s == "unlimited" => u64::MAX,
-            Some(s) => self.size(s, &bp.key("rl_queue"))?,
-            None => 150 * self.kilobyte(),
-        };
-        if rl_queue < FRAME_RANGE.1 {
-            return Err(self.err(
-                &bp.key("rl_queue"),
-                format!(
-                    "expected a rate-limiter queue of at least one jumbo frame ({} B), found {rl_queue} B",
-                    FRAME_RANGE.1
-                ),
-            ));
-        }
+        let rl_queue = self.rl_queue(&raw.rl_queue, &bp.key("rl_queue"))?;
         let message_bytes = match &raw.message {
             Some(s) => self.frame_size(s, &bp.key("message"))?,
             None => 64,
@@ -187,16 +174,14 @@ impl Builder<'_> {
     /// sampler, BCN(0,0) or drift (the probes stand in for samples).
     pub(super) fn e2cm(&self, raw: &RawE2cm) -> Result<E2cmParams, ScenarioError> {
         let ep = FieldPath::root().key("e2cm");
-        let measure = match raw.measure.as_deref() {
-            None | Some("source") => Measure::Source,
-            Some("destination") => Measure::Destination,
-            Some(other) => {
-                return Err(self.err(
-                    &ep.key("measure"),
-                    format!("expected \"source\" or \"destination\", found \"{other}\""),
-                ))
-            }
-        };
+        let measure = self.choice(
+            &raw.measure,
+            &ep.key("measure"),
+            [
+                ("source", Measure::Source),
+                ("destination", Measure::Destination),
+            ],
+        )?;
         let probe_probability = raw.probe_probability.unwrap_or(0.02);
         if !(probe_probability > 0.0 && probe_probability <= 1.0) {
             return Err(self.err(
@@ -279,36 +264,21 @@ impl Builder<'_> {
                 None => default,
             })
         };
-        let quantize = match raw.quantize.as_deref() {
-            None | Some("floor") => Quantize::Floor,
-            Some("round") => Quantize::Round,
-            Some(other) => {
-                return Err(self.err(
-                    &qp.key("quantize"),
-                    format!("expected \"floor\" or \"round\", found \"{other}\""),
-                ))
-            }
-        };
-        let hai_scaled = match raw.hai.as_deref() {
-            None | Some("scaled") => true,
-            Some("constant") => false,
-            Some(other) => {
-                return Err(self.err(
-                    &qp.key("hai"),
-                    format!("expected \"scaled\" or \"constant\", found \"{other}\""),
-                ))
-            }
-        };
-        let per_destination = match raw.limiter.as_deref() {
-            None | Some("flow") => false,
-            Some("destination") => true,
-            Some(other) => {
-                return Err(self.err(
-                    &qp.key("limiter"),
-                    format!("expected \"flow\" or \"destination\", found \"{other}\""),
-                ))
-            }
-        };
+        let quantize = self.choice(
+            &raw.quantize,
+            &qp.key("quantize"),
+            [("floor", Quantize::Floor), ("round", Quantize::Round)],
+        )?;
+        let hai_scaled = self.choice(
+            &raw.hai,
+            &qp.key("hai"),
+            [("scaled", true), ("constant", false)],
+        )?;
+        let per_destination = self.choice(
+            &raw.limiter,
+            &qp.key("limiter"),
+            [("flow", false), ("destination", true)],
+        )?;
         let timer_period = match &raw.timer {
             Some(s) => self.time(s, &qp.key("timer"))?,
             None => d.timer_period,
@@ -323,20 +293,7 @@ impl Builder<'_> {
                 "expected at least one fast-recovery cycle, found 0",
             ));
         }
-        let rl_queue = match &raw.rl_queue {
-            Some(s) if s == "unlimited" => u64::MAX,
-            Some(s) => self.size(s, &qp.key("rl_queue"))?,
-            None => 150 * self.kilobyte(),
-        };
-        if rl_queue < FRAME_RANGE.1 {
-            return Err(self.err(
-                &qp.key("rl_queue"),
-                format!(
-                    "expected a rate-limiter queue of at least one jumbo frame ({} B), found {rl_queue} B",
-                    FRAME_RANGE.1
-                ),
-            ));
-        }
+        let rl_queue = self.rl_queue(&raw.rl_queue, &qp.key("rl_queue"))?;
         let max_decrease = raw.max_decrease.unwrap_or(d.max_decrease);
         if !(max_decrease > 0.0 && max_decrease <= 1.0) {
             return Err(self.err(
@@ -405,6 +362,46 @@ impl Builder<'_> {
             rate: self.rate(&d.rate, &p.key("rate"))?,
             interval,
         })
+    }
+
+    /// A rate limiter's queue: a size of at least one jumbo frame, or
+    /// "unlimited"; 150 KB if not given.
+    fn rl_queue(&self, v: &Option<String>, p: &FieldPath) -> Result<u64, ScenarioError> {
+        let bytes = match v {
+            Some(s) if s == "unlimited" => u64::MAX,
+            Some(s) => self.size(s, p)?,
+            None => 150 * self.kilobyte(),
+        };
+        if bytes < FRAME_RANGE.1 {
+            return Err(self.err(
+                p,
+                format!(
+                    "expected a rate-limiter queue of at least one jumbo frame ({} B), found {bytes} B",
+                    FRAME_RANGE.1
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// One of a fixed set of words; the first is the default.
+    fn choice<T: Copy, const N: usize>(
+        &self,
+        v: &Option<String>,
+        p: &FieldPath,
+        options: [(&str, T); N],
+    ) -> Result<T, ScenarioError> {
+        let Some(word) = v.as_deref() else {
+            return Ok(options[0].1);
+        };
+        if let Some((_, t)) = options.iter().find(|(w, _)| *w == word) {
+            return Ok(*t);
+        }
+        let words: Vec<String> = options.iter().map(|(w, _)| format!("\"{w}\"")).collect();
+        Err(self.err(
+            p,
+            format!("expected {}, found \"{word}\"", words.join(" or ")),
+        ))
     }
 
     fn gain(&self, v: Option<f64>, default: f64, p: &FieldPath) -> Result<f64, ScenarioError> {
