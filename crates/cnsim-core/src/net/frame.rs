@@ -81,3 +81,41 @@ pub const PAUSE_FRAME_BYTES: u64 = 64;
 pub const PAUSE_QUANTUM_BITS: u64 = 512;
 /// XOFF advertises the largest pause time.
 pub const XOFF_QUANTA: u16 = 0xFFFF;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: Frame = Frame {
+        created: Time::ZERO,
+        flow: 0,
+        dst_host: 0,
+        in_port: 0,
+        cpid: 0,
+        aux: 0,
+        size: 128,
+        kind: FrameKind::Cnm,
+        qfb: 26,
+    };
+
+    #[test]
+    fn a_cnm_carries_signed_qoff_and_qdelta_in_one_word() {
+        for (qoff, qdelta) in [(0, 0), (406, -125), (-406, 312), (i16::MAX, i16::MIN)] {
+            let f = Frame {
+                aux: Frame::pack_offsets(qoff, qdelta),
+                ..BASE
+            };
+            assert_eq!(f.cnm_offsets(), (qoff, qdelta));
+        }
+    }
+
+    #[test]
+    fn a_bcn_message_reads_its_word_as_signed_pages() {
+        let f = Frame {
+            aux: -1875i32 as u32,
+            kind: FrameKind::Bcn,
+            ..BASE
+        };
+        assert_eq!(f.fb(), -1875);
+    }
+}
