@@ -63,6 +63,8 @@ test: test-rust test-python
 test-rust: build
 	cfg=$$(ls $(CURDIR)/target/maturin/pyo3-config-*.txt 2>/dev/null | head -n 1); \
 	env $${cfg:+PYO3_CONFIG_FILE=$$cfg} cargo test --workspace --release
+	# Fingerprints must not depend on the build profile: the stored ones, from a debug build too.
+	cargo test -p cnsim-core --test fingerprints
 
 test-python: build $(VENV)/.stamp-test-deps browser
 	$(BIN)/pytest -q tests

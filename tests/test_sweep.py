@@ -258,7 +258,7 @@ def test_local_sweep_summary_and_point_dirs(local_sweep):
     assert frame["error"].isna().all()
     expected_columns = [
         "point_id", "variant", "scenario", LOAD, "seed", "status", "error", "wall_time_s", "events", "frame_hops",
-        "offered_frames", "offered_bytes", "delivered_frames", "delivered_bytes", "dropped_frames", "dropped_bytes",
+        "fingerprint", "offered_frames", "offered_bytes", "delivered_frames", "delivered_bytes", "dropped_frames", "dropped_bytes",
         "in_flight_frames", "in_flight_bytes", "pause_frames_sent", "notifications_sent", "dir",
     ]  # fmt: skip
     assert list(frame.columns) == expected_columns
@@ -311,6 +311,22 @@ def test_rerun_computes_nothing_and_rewrites_the_summary(local_sweep, monkeypatc
     pd.testing.assert_frame_equal(again, frame)
     assert (out / "summary.csv").is_file()
     assert again.attrs["done_before"] == 8 and again.attrs["ran"] == 0
+
+
+def test_points_computed_by_another_engine_build_are_run_again(tmp_path):
+    out = tmp_path / "engine"
+    first = cnsim.sweep([NO_CM], seeds=2, set=SHORT, out=out, jobs=1)
+    # Pretend seed 2 was computed by an older engine.
+    old = out / first.loc[first["seed"] == 2, "dir"].iloc[0] / "summary.json"
+    doc = json.loads(old.read_text())
+    assert doc["engine_id"] == cnsim._core.ENGINE_ID
+    doc["engine_id"] = "0" * 16
+    old.write_text(json.dumps(doc))
+    again = cnsim.sweep([NO_CM], seeds=2, set=SHORT, out=out, jobs=1)
+    assert again.attrs["done_before"] == 1 and again.attrs["ran"] == 1
+    assert json.loads(old.read_text())["engine_id"] == cnsim._core.ENGINE_ID
+    # Same engine, same point: the same fingerprint again.
+    assert again["fingerprint"].tolist() == first["fingerprint"].tolist()
 
 
 def test_extending_a_sweep_runs_only_the_new_points(tmp_path, cli):

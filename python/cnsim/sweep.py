@@ -76,7 +76,7 @@ TOTALS = (
 )
 #: Columns that are not axes, before and after the axis columns.
 LEADING_COLUMNS = ("point_id", "variant", "scenario")
-TRAILING_COLUMNS = ("seed", "status", "error", "wall_time_s", "events", "frame_hops", *TOTALS)
+TRAILING_COLUMNS = ("seed", "status", "error", "wall_time_s", "events", "frame_hops", "fingerprint", *TOTALS)
 
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
@@ -132,7 +132,7 @@ def sweep(
     The returned DataFrame has one row per point (columns ``point_id``,
     ``variant``, ``scenario``, one per axis key, ``seed``, ``status`` — "ok",
     "failed" or, after an interruption, "pending" — ``error``,
-    ``wall_time_s``, ``events``, ``frame_hops``, the totals and ``dir``), as
+    ``wall_time_s``, ``events``, ``frame_hops``, ``fingerprint``, the totals and ``dir``), as
     written to ``out/summary.parquet``. Failed points do not raise: check
     ``df.status``. Bad input raises :class:`SweepError` (a
     :class:`cnsim.ScenarioError` and a ``ValueError``) before anything runs or
@@ -332,7 +332,16 @@ def _error_path(out: Path, point: Point) -> Path:
 
 
 def _is_complete(out: Path, point: Point) -> bool:
-    return (_point_path(out, point) / SUMMARY_FILE).is_file()
+    """A point is done if its result is complete and came from this engine
+    build: after any change to the engine the points are computed again."""
+    summary = _point_path(out, point) / SUMMARY_FILE
+    if not summary.is_file():
+        return False
+    try:
+        engine = json.loads(summary.read_text(encoding="utf-8")).get("engine_id")
+    except (OSError, ValueError):
+        return False
+    return engine == _core.ENGINE_ID
 
 
 # --------------------------------------------------------------------------- one point
@@ -540,6 +549,7 @@ def _row(point: Point, status: str, summary: Mapping[str, Any] | None = None, er
         row["wall_time_s"] = summary.get("wall_time_s")
         row["events"] = summary.get("events")
         row["frame_hops"] = summary.get("frame_hops")
+        row["fingerprint"] = summary.get("fingerprint")
         totals = summary.get("totals") or {}
         for key, value in totals.items():
             if not isinstance(value, (dict, list)):
@@ -577,7 +587,10 @@ def _summary_frame(out: Path, the_plan: Plan, rows: Mapping[str, dict[str, Any]]
     data["status"] = pd.Series([r["status"] for r in records], dtype="string")
     data["error"] = pd.Series([r.get("error") for r in records], dtype="string")
     data["wall_time_s"] = pd.Series([r.get("wall_time_s") for r in records], dtype="float64")
-    for col in ("events", "frame_hops", *TOTALS, *extra_totals):
+    for col in ("events", "frame_hops"):
+        data[col] = _number_column([r.get(col) for r in records])
+    data["fingerprint"] = pd.Series([r.get("fingerprint") for r in records], dtype="string")
+    for col in (*TOTALS, *extra_totals):
         data[col] = _number_column([r.get(col) for r in records])
     data["dir"] = pd.Series([r.get("dir") for r in records], dtype="string")
     return pd.DataFrame(data)

@@ -290,7 +290,13 @@ pub struct Summary {
     pub name: String,
     pub seed: u64,
     pub cnsim_version: &'static str,
+    /// Hash of the engine's sources and dependency versions (see build.rs).
+    pub engine_id: &'static str,
     pub scenario_hash: String,
+    /// Running hash of the event trace: equal for equal runs, on any
+    /// machine, build profile or thread count; any behavioural change
+    /// changes it.
+    pub fingerprint: String,
     pub duration_s: f64,
     pub bin_s: f64,
     pub wall_time_s: f64,
@@ -314,6 +320,9 @@ pub struct RunResult {
     pub series: Series,
 }
 
+/// Identity of this engine build (see build.rs).
+pub const ENGINE_ID: &str = env!("CNSIM_ENGINE_ID");
+
 /// SHA-256 of the resolved scenario (defaults applied, units converted).
 pub fn scenario_hash(sc: &Scenario) -> String {
     let json = serde_json::to_vec(sc).expect("a scenario serialises");
@@ -329,6 +338,7 @@ impl RunResult {
         wall: std::time::Duration,
         events: u64,
         frame_hops: u64,
+        fingerprint: u64,
         flows: Vec<FlowCounters>,
         queues: Vec<QueueCounters>,
         series: Series,
@@ -425,7 +435,9 @@ impl RunResult {
             name: sc.name.clone(),
             seed,
             cnsim_version: env!("CARGO_PKG_VERSION"),
+            engine_id: ENGINE_ID,
             scenario_hash: scenario_hash(sc),
+            fingerprint: format!("{fingerprint:016x}"),
             duration_s: sc.duration.as_secs_f64(),
             bin_s: sc.bin.as_secs_f64(),
             wall_time_s: wall_s,

@@ -119,6 +119,41 @@ enum Event {
     },
 }
 
+impl Event {
+    /// What the fingerprint records of an event besides its time: its
+    /// kind and the element it happens at (port, node, flow or source).
+    #[inline]
+    fn trace(&self) -> (u64, u32) {
+        match *self {
+            Event::TxDone { port } => (1, port),
+            Event::Arrive { port, .. } => (2, port),
+            Event::PauseRx { port, .. } => (3, port),
+            Event::PauseExpire { port, .. } => (4, port),
+            Event::PauseRefresh { port, .. } => (5, port),
+            Event::SourceFire { source } => (6, source),
+            Event::Notify { frame } => (7, frame.flow),
+            Event::RlRelease { flow } => (8, flow),
+            Event::Drift { flow, .. } => (9, flow),
+            Event::EgressArrive { node, .. } => (10, node),
+            Event::ArbiterFree { node } => (11, node),
+            Event::ProbeTimer { flow, .. } => (12, flow),
+            Event::QcnTimer { flow, .. } => (13, flow),
+            Event::TcpRto { flow } => (14, flow),
+            Event::TcpDelAck { flow } => (15, flow),
+        }
+    }
+}
+
+/// Fold one event into the running fingerprint (OMNeT++'s idea: any change
+/// in what happens, when, or where, changes the final value).
+#[inline]
+fn fingerprint_step(fp: u64, t: Time, kind: u64, element: u32) -> u64 {
+    let word = t.0 ^ (kind << 56) ^ ((element as u64) << 20).rotate_left(7);
+    (fp ^ word)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(29)
+}
+
 impl EventClass for Event {
     /// On ties: departures free space first, then PAUSE takes effect, then
     /// arrivals are admitted, then sources produce.
@@ -214,6 +249,8 @@ pub struct Simulator {
     queue_occ: BinnedLevel,
     n_events: u64,
     frame_hops: u64,
+    /// Running hash of the event trace (time, kind, element).
+    fingerprint: u64,
     /// Congestion-notification parameters, if a scheme is configured.
     bcn: Option<BcnParams>,
     /// Per port: its congestion point (empty without a scheme).
@@ -422,6 +459,7 @@ impl Simulator {
             queue_occ: BinnedLevel::new(n_ports, n_bins, sc.bin),
             n_events: 0,
             frame_hops: 0,
+            fingerprint: 0,
             bcn: sc.bcn,
             cps,
             limiters: (0..rl_rows).map(|_| RateLimiter::default()).collect(),
@@ -560,6 +598,8 @@ impl Simulator {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.n_events += 1;
+            let (kind, element) = ev.trace();
+            self.fingerprint = fingerprint_step(self.fingerprint, t, kind, element);
             self.dispatch(ev);
             if self.n_events & 0xFFFF == 0 {
                 if let Some(p) = progress {
@@ -1559,6 +1599,7 @@ impl Simulator {
             wall,
             self.n_events,
             self.frame_hops,
+            self.fingerprint,
             self.flows,
             self.queues,
             series,
