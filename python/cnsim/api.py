@@ -43,6 +43,8 @@ def run(
     set: SetLike = None,  # noqa: A002 - mirrors ``cnsim run --set``
     out: str | os.PathLike | None = None,
     progress: bool = False,
+    max_events: int | None = None,
+    max_wall_s: float | None = None,
     **overrides: Any,
 ) -> Result:
     """Run one simulation and return its :class:`Result`.
@@ -58,6 +60,11 @@ def run(
         If given, the result is saved there (atomically) before returning.
     progress
         Show a progress bar on stderr when the run lasts more than a second.
+    max_events, max_wall_s
+        Stop the run after this many events or seconds of wall time. The
+        result then covers the simulated time up to the stop and its summary
+        says so: ``summary["partial"] = {"reason": ..., "at_s": ...}``
+        (``None`` for a complete run; :attr:`Result.partial`).
     **overrides
         Top-level keys, e.g. ``duration="50ms"``; applied after ``set``.
 
@@ -69,7 +76,8 @@ def run(
     pairs = _override_pairs(set, overrides)
     if seed is not None:
         seed = _check_seed(seed)
-    raw = _run_core(text, origin, pairs, fmt, seed, progress)
+    limits = _limits(max_events, max_wall_s)
+    raw = _run_core(text, origin, pairs, fmt, seed, progress, limits)
     result = Result.from_core(raw, scenario_file=origin)
     if out is not None:
         result.save(out)
@@ -188,6 +196,16 @@ def _toml_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def _limits(max_events: Any, max_wall_s: Any) -> dict[str, Any]:
+    if max_events is not None and (isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1):
+        raise ValueError(f"max_events must be a positive integer, got {max_events!r}")
+    if max_wall_s is not None:
+        if isinstance(max_wall_s, bool) or not isinstance(max_wall_s, (int, float)) or not 0 < max_wall_s < 1e9:
+            raise ValueError(f"max_wall_s must be a positive number of seconds, got {max_wall_s!r}")
+        max_wall_s = float(max_wall_s)
+    return {"max_events": max_events, "max_wall_s": max_wall_s}
+
+
 def _check_seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int):
         if hasattr(seed, "item") and isinstance(seed.item(), int):
@@ -206,16 +224,18 @@ def _run_core(
     fmt: str,
     seed: int | None,
     progress: bool,
+    limits: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    limits = limits or {}
     if not progress:
-        return _core.run(text, origin, pairs, fmt=fmt, seed=seed, progress=None)
+        return _core.run(text, origin, pairs, fmt=fmt, seed=seed, progress=None, **limits)
 
     handle = _core.Progress()
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["value"] = _core.run(text, origin, pairs, fmt=fmt, seed=seed, progress=handle)
+            box["value"] = _core.run(text, origin, pairs, fmt=fmt, seed=seed, progress=handle, **limits)
         except BaseException as exc:  # handed to the calling thread
             box["error"] = exc
 

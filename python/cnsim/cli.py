@@ -95,16 +95,28 @@ def cli() -> None:
     show_default=True,
     help="Figure format for --plot.",
 )
+@click.option("--max-events", type=click.IntRange(min=1), default=None,
+              help="Stop after this many events; the result is marked partial.")
+@click.option("--max-wall", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Stop after this much wall time; the result is marked partial.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 def run(
-    file: str, seed: int | None, out: Path | None, sets: tuple[str, ...], make_plots: bool, fmt: str, quiet: bool
+    file: str,
+    seed: int | None,
+    out: Path | None,
+    sets: tuple[str, ...],
+    make_plots: bool,
+    fmt: str,
+    max_events: int | None,
+    max_wall: float | None,
+    quiet: bool,
 ) -> None:
     """Run the scenario FILE and save its results."""
     from . import api
 
     overrides = _parse_sets(sets)
     show_progress = not quiet and sys.stderr.isatty()
-    result = api.run(file, seed, set=overrides, progress=show_progress)
+    result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events, max_wall_s=max_wall)
     if out is None:
         out = Path("results") / _safe_dirname(result.name or Path(file).stem)
     result.save(out)
@@ -117,6 +129,11 @@ def run(
         from .console import print_run_report
 
         print_run_report(result, out, figures)
+    else:
+        # Warnings are never quiet.
+        from .console import print_warnings
+
+        print_warnings(result)
 
 
 @cli.command()

@@ -31,9 +31,35 @@ def print_run_report(result: Result, out: Path, figures: Sequence[Path] = (), co
         f"({_int(totals.get('dropped_bytes'))} B)  ·  pause frames sent: {_int(totals.get('pause_frames_sent'))}"
     )
     console.print(performance_line(s))
+    print_warnings(result, console)
     console.print(f"results: {escape(str(out))}/ (summary.json, {len(result.tables())} Parquet tables)")
     if figures:
         console.print(f"figures: {escape(str(Path(figures[0]).parent))}/ ({', '.join(Path(f).name for f in figures)})")
+
+
+def warnings_of(summary: dict[str, Any]) -> list[str]:
+    """What a person must not miss in a run: it stopped early, or PAUSE got stuck."""
+    out = []
+    partial = summary.get("partial")
+    if partial:
+        out.append(f"PARTIAL RESULT: {partial['reason']} at {format_seconds(partial['at_s'])} of simulated time")
+    watchdog = summary.get("watchdog") or {}
+    for d in watchdog.get("deadlocks", ()):
+        out.append(f"PAUSE deadlock at {format_seconds(d['noticed_s'])}: cycle of paused ports "
+                   + " -> ".join(d["queues"]))
+    long_pauses = watchdog.get("long_pauses", ())
+    if long_pauses:
+        shown = ", ".join(f"{p['queue']} (from {format_seconds(p['since_s'])})" for p in long_pauses[:6])
+        more = f" and {len(long_pauses) - 6} more" if len(long_pauses) > 6 else ""
+        out.append(f"{len(long_pauses)} port(s) paused for longer than "
+                   f"{format_seconds(watchdog['threshold_s'])} without a break: {shown}{more}")
+    return out
+
+
+def print_warnings(result: Result, console: Console | None = None) -> None:
+    console = console or Console(stderr=True, soft_wrap=True)
+    for line in warnings_of(result.summary):
+        console.print(f"[bold yellow]warning:[/bold yellow] {escape(line)}")
 
 
 def flow_table(result: Result) -> Table:

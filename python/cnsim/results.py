@@ -119,6 +119,11 @@ class Result:
         return str(self.summary.get("name", ""))
 
     @property
+    def partial(self) -> dict[str, Any] | None:
+        """``{"reason", "at_s"}`` if the run stopped before its end, else ``None``."""
+        return self.summary.get("partial")
+
+    @property
     def seed(self) -> int | None:
         return self.summary.get("seed")
 

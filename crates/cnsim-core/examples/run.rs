@@ -15,7 +15,7 @@ fn main() {
     let seed = args.get(2).and_then(|s| s.parse().ok());
     let opts = cnsim_core::RunOptions {
         seed,
-        progress: None,
+        ..Default::default()
     };
     match cnsim_core::run(&sc, &opts) {
         Ok(r) => println!(

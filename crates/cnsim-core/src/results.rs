@@ -1,6 +1,7 @@
 //! What a run produces: counters, the summary (serialisable to
 //! `summary.json`) and the binned series (row-major matrices).
 
+use crate::flowctl::watchdog::{Watchdog, WatchdogSpec};
 use crate::scenario::spec::{NodeKind, PlotSpec, Scenario};
 use crate::units::Time;
 use serde::Serialize;
@@ -310,6 +311,40 @@ pub struct Summary {
     pub plot: PlotSpec,
     pub fairness: Option<Fairness>,
     pub stability: Option<Stability>,
+    /// Set if the run stopped before its end (a limit, or a deadlock with
+    /// `stop_on_deadlock`): the results cover `[0, at_s)` only.
+    pub partial: Option<Partial>,
+    /// What the PAUSE watchdog saw (absent if it is off).
+    pub watchdog: Option<WatchdogReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Partial {
+    pub reason: String,
+    pub at_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchdogReport {
+    pub threshold_s: f64,
+    /// Transmitters paused without a break for longer than the threshold.
+    pub long_pauses: Vec<LongPauseReport>,
+    /// Cycles of such ports (cyclic buffer dependencies), in cycle order.
+    pub deadlocks: Vec<DeadlockReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LongPauseReport {
+    /// The paused transmitter's queue, "NODE->PEER".
+    pub queue: String,
+    pub since_s: f64,
+    pub noticed_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeadlockReport {
+    pub queues: Vec<String>,
+    pub noticed_s: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -339,6 +374,8 @@ impl RunResult {
         events: u64,
         frame_hops: u64,
         fingerprint: u64,
+        watchdog: Option<(WatchdogSpec, Watchdog)>,
+        stop: Option<(Time, String)>,
         flows: Vec<FlowCounters>,
         queues: Vec<QueueCounters>,
         series: Series,
@@ -451,6 +488,30 @@ impl RunResult {
             plot: sc.plot.clone(),
             fairness,
             stability,
+            partial: stop.map(|(t, reason)| Partial {
+                reason,
+                at_s: t.as_secs_f64(),
+            }),
+            watchdog: watchdog.map(|(spec, w)| WatchdogReport {
+                threshold_s: spec.threshold.as_secs_f64(),
+                long_pauses: w
+                    .long_pauses
+                    .iter()
+                    .map(|l| LongPauseReport {
+                        queue: names[l.port as usize].clone(),
+                        since_s: l.since.as_secs_f64(),
+                        noticed_s: l.noticed.as_secs_f64(),
+                    })
+                    .collect(),
+                deadlocks: w
+                    .deadlocks
+                    .iter()
+                    .map(|d| DeadlockReport {
+                        queues: d.ports.iter().map(|&p| names[p as usize].clone()).collect(),
+                        noticed_s: d.noticed.as_secs_f64(),
+                    })
+                    .collect(),
+            }),
         };
         RunResult {
             summary,

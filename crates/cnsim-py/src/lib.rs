@@ -96,7 +96,7 @@ fn matrix<'py, T: numpy::Element>(
 
 /// Run a scenario. Returns the summary (JSON) and the binned series as numpy matrices.
 #[pyfunction]
-#[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml", seed = None, progress = None))]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml", seed = None, progress = None, max_events = None, max_wall_s = None))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -105,11 +105,23 @@ fn run<'py>(
     fmt: &str,
     seed: Option<u64>,
     progress: Option<Bound<'py, Progress>>,
+    max_events: Option<u64>,
+    max_wall_s: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = load(text, origin, &overrides, fmt)?;
     let opts = RunOptions {
         seed,
         progress: progress.map(|p| p.get().0.clone()),
+        max_events,
+        max_wall: max_wall_s
+            .map(|s| {
+                std::time::Duration::try_from_secs_f64(s).map_err(|_| {
+                    pyo3::exceptions::PyValueError::new_err(format!(
+                        "max_wall_s: expected a number of seconds >= 0, found {s}"
+                    ))
+                })
+            })
+            .transpose()?,
     };
     let result = py
         .detach(|| cnsim_core::run(&sc, &opts))

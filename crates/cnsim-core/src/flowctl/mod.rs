@@ -1,3 +1,4 @@
 //! Link-level flow control.
 
 pub mod pause;
+pub mod watchdog;

@@ -111,6 +111,11 @@ impl PauseReceiver {
         }
     }
 
+    /// When the current pause began, if paused.
+    pub fn paused_since(&self) -> Option<Time> {
+        self.paused.then_some(self.since)
+    }
+
     /// Paused time up to `now`, counting an open interval.
     pub fn paused_time(&self, now: Time) -> Time {
         if self.paused {

@@ -6,6 +6,7 @@ use super::error::{with_suggestion, FieldPath, Locator, ScenarioError};
 use super::repeat::Entry;
 use super::schema::*;
 use super::spec::*;
+use crate::flowctl::watchdog::WatchdogSpec;
 use crate::units::{parse_rate, parse_size, parse_time, Rate, Time};
 use std::collections::HashMap;
 
@@ -216,6 +217,7 @@ impl<'a> Builder<'a> {
             e2cm: None,
             qcn: None,
             tcp: None,
+            watchdog: None,
             metrics: MetricsSpec::default(),
             sweep: None,
         };
@@ -261,6 +263,8 @@ impl<'a> Builder<'a> {
             }
             scenario.tcp = Some(t);
         }
+        scenario.watchdog =
+            self.watchdog(raw.watchdog.as_ref().unwrap_or(&RawWatchdog::default()))?;
         if let Some(m) = &raw.metrics {
             scenario.metrics = self.metrics(m, &scenario)?;
         }
@@ -468,6 +472,26 @@ impl<'a> Builder<'a> {
             pause,
             congestion_point,
         })
+    }
+
+    /// The `[watchdog]` section: on by default, 100 ms (PFC watchdogs in
+    /// switches detect a stuck queue in 100-200 ms).
+    pub(super) fn watchdog(
+        &self,
+        raw: &RawWatchdog,
+    ) -> Result<Option<WatchdogSpec>, ScenarioError> {
+        let wp = FieldPath::root().key("watchdog");
+        let threshold = match &raw.pause {
+            Some(s) => self.time(s, &wp.key("pause"))?,
+            None => Time::from_ms(100),
+        };
+        if threshold == Time::ZERO {
+            return Err(self.err(&wp.key("pause"), "expected a time above zero, found 0"));
+        }
+        Ok(raw.enabled.unwrap_or(true).then_some(WatchdogSpec {
+            threshold,
+            stop_on_deadlock: raw.stop_on_deadlock.unwrap_or(false),
+        }))
     }
 
     fn pause(

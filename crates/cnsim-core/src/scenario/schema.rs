@@ -39,6 +39,8 @@ pub struct RawScenario {
     pub qcn: Option<RawQcn>,
     /// TCP NewReno parameters for sources with `transport = "tcp"`.
     pub tcp: Option<RawTcp>,
+    /// The PAUSE watchdog: long pauses and deadlocks.
+    pub watchdog: Option<RawWatchdog>,
     /// Derived metrics to put in the summary.
     pub metrics: Option<RawMetrics>,
 }
@@ -412,4 +414,15 @@ pub struct RawTcp {
     pub delayed_ack_timeout: Option<String>,
     /// Duplicate ACKs that trigger a fast retransmit (default 3).
     pub dupack_threshold: Option<u32>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWatchdog {
+    /// Default true.
+    pub enabled: Option<bool>,
+    /// A port paused without a break for longer than this is reported, e.g. "100ms".
+    pub pause: Option<String>,
+    /// Stop the run (result marked partial) at the first PAUSE deadlock.
+    pub stop_on_deadlock: Option<bool>,
 }

@@ -21,6 +21,8 @@ pub struct Scenario {
     /// TCP parameters (MSS from each source's frame size), if the file has
     /// a `[tcp]` section or a TCP source.
     pub tcp: Option<crate::transport::tcp::TcpParams>,
+    /// The PAUSE watchdog (on unless `[watchdog] enabled = false`).
+    pub watchdog: Option<crate::flowctl::watchdog::WatchdogSpec>,
     pub metrics: MetricsSpec,
     /// The file's `[sweep]` section, checked for shape only; its keys and
     /// values are checked by loading each point. Not part of the scenario

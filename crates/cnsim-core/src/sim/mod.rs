@@ -12,6 +12,7 @@ use crate::cm::qcn::{QcnCp, QcnParams, QcnRp};
 use crate::engine::rng::{component_key, stream, unit_open0, Stream};
 use crate::engine::{EventClass, EventQueue};
 use crate::flowctl::pause::{pause_duration, PauseEffect};
+use crate::flowctl::watchdog::{PausedPorts, Watchdog, WatchdogSpec};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::frame::{Frame, FrameKind, PAUSE_FRAME_BYTES, XOFF_QUANTA};
 use crate::net::port::{Port, TxState};
@@ -44,6 +45,10 @@ pub struct RunOptions {
     /// Overrides the scenario's seed.
     pub seed: Option<u64>,
     pub progress: Option<Arc<Progress>>,
+    /// Stop (with a result marked partial) after this many events...
+    pub max_events: Option<u64>,
+    /// ... or this much wall time.
+    pub max_wall: Option<std::time::Duration>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -211,6 +216,22 @@ struct HostState {
     arbiter_wake: bool,
 }
 
+/// The ports as the PAUSE watchdog sees them.
+struct NetView<'a> {
+    ports: &'a [Port],
+    node_ports: &'a [Vec<u32>],
+}
+
+impl PausedPorts for NetView<'_> {
+    fn paused_since(&self, port: u32) -> Option<Time> {
+        self.ports[port as usize].pause_in.paused_since()
+    }
+    fn peer_ports(&self, port: u32) -> &[u32] {
+        let peer = self.ports[port as usize].peer as usize;
+        &self.node_ports[self.ports[peer].node as usize]
+    }
+}
+
 /// Who waits for room in a host's adapter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Waiter {
@@ -251,6 +272,13 @@ pub struct Simulator {
     frame_hops: u64,
     /// Running hash of the event trace (time, kind, element).
     fingerprint: u64,
+    watchdog_spec: Option<WatchdogSpec>,
+    watchdog: Watchdog,
+    /// Why and when the run stopped before its end, if it did.
+    stop: Option<(Time, String)>,
+    /// Limits of this run (from `RunOptions`).
+    max_events: u64,
+    max_wall: Option<(std::time::Instant, std::time::Duration)>,
     /// Congestion-notification parameters, if a scheme is configured.
     bcn: Option<BcnParams>,
     /// Per port: its congestion point (empty without a scheme).
@@ -460,6 +488,11 @@ impl Simulator {
             n_events: 0,
             frame_hops: 0,
             fingerprint: 0,
+            watchdog_spec: sc.watchdog,
+            watchdog: Watchdog::new(if sc.watchdog.is_some() { n_ports } else { 0 }),
+            stop: None,
+            max_events: u64::MAX,
+            max_wall: None,
             bcn: sc.bcn,
             cps,
             limiters: (0..rl_rows).map(|_| RateLimiter::default()).collect(),
@@ -569,8 +602,14 @@ impl Simulator {
         if let Some(p) = &opts.progress {
             p.duration_ps.store(self.end.0, Ordering::Relaxed);
         }
+        self.max_events = opts.max_events.unwrap_or(u64::MAX);
+        self.max_wall = opts.max_wall.map(|d| (started, d));
         self.start_sources();
         self.run_until(self.end, opts.progress.as_deref())?;
+        if let Some((t, _)) = &self.stop {
+            // Results cover the simulated time up to the stop.
+            self.end = *t;
+        }
         self.now = self.end;
         if let Some(p) = &opts.progress {
             p.sim_time_ps.store(self.end.0, Ordering::Relaxed);
@@ -601,7 +640,24 @@ impl Simulator {
             let (kind, element) = ev.trace();
             self.fingerprint = fingerprint_step(self.fingerprint, t, kind, element);
             self.dispatch(ev);
+            if self.n_events >= self.max_events {
+                let reason = format!("stopped after {} events (max_events)", self.n_events);
+                self.stop.get_or_insert((t, reason));
+            }
+            if self.stop.is_some() {
+                break;
+            }
             if self.n_events & 0xFFFF == 0 {
+                if let Some((started, limit)) = self.max_wall {
+                    if started.elapsed() >= limit {
+                        let reason = format!(
+                            "stopped after {:.1} s of wall time (max_wall)",
+                            limit.as_secs_f64()
+                        );
+                        self.stop = Some((t, reason));
+                        break;
+                    }
+                }
                 if let Some(p) = progress {
                     p.sim_time_ps.store(t.0, Ordering::Relaxed);
                     p.events.store(self.n_events, Ordering::Relaxed);
@@ -1317,11 +1373,30 @@ impl Simulator {
     fn pause_rx(&mut self, port: u32, quanta: u16) {
         let p = &mut self.ports[port as usize];
         match p.pause_in.receive(self.now, quanta, p.rate) {
-            PauseEffect::HoldUntil(t, generation) => self
-                .events
-                .schedule(t, Event::PauseExpire { port, generation }),
+            PauseEffect::HoldUntil(t, generation) => {
+                self.events
+                    .schedule(t, Event::PauseExpire { port, generation });
+                if self.watch(port) && self.watchdog_spec.is_some_and(|w| w.stop_on_deadlock) {
+                    let d = self.watchdog.deadlocks.last().expect("just found");
+                    let reason =
+                        format!("PAUSE deadlock: a cycle of {} paused ports", d.ports.len());
+                    self.stop.get_or_insert((self.now, reason));
+                }
+            }
             PauseEffect::Resume => self.try_start(port),
         }
+    }
+
+    /// The watchdog looks at a paused port. True if it found a new deadlock.
+    fn watch(&mut self, port: u32) -> bool {
+        let Some(spec) = self.watchdog_spec else {
+            return false;
+        };
+        let net = NetView {
+            ports: &self.ports,
+            node_ports: &self.node_ports,
+        };
+        self.watchdog.check(&spec, &net, port, self.now)
     }
 
     // ---- hosts and sources ----------------------------------------------
@@ -1564,6 +1639,12 @@ impl Simulator {
             }
         }
         self.finish_tcp();
+        if self.watchdog_spec.is_some() {
+            // Pauses still running at the end are checked once more.
+            for port in 0..self.ports.len() as u32 {
+                self.watch(port);
+            }
+        }
         for (i, p) in self.ports.iter().enumerate() {
             let q = &mut self.queues[i];
             q.pause_frames_sent = p.pause_out.frames_sent;
@@ -1600,6 +1681,9 @@ impl Simulator {
             self.n_events,
             self.frame_hops,
             self.fingerprint,
+            self.watchdog_spec
+                .map(|spec| (spec, std::mem::take(&mut self.watchdog))),
+            self.stop.take(),
             self.flows,
             self.queues,
             series,

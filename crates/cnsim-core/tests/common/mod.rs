@@ -28,7 +28,7 @@ pub fn run(sc: &Scenario, seed: Option<u64>) -> RunResult {
         sc,
         &RunOptions {
             seed,
-            progress: None,
+            ..RunOptions::default()
         },
     )
     .expect("run completes")

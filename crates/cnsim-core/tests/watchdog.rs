@@ -1,0 +1,78 @@
+//! The PAUSE watchdog and stopping a run early: the shipped ring deadlocks
+//! and is caught; a congested tree under PAUSE is not a deadlock; limits
+//! stop a run with its result marked partial.
+
+mod common;
+use cnsim_core::RunOptions;
+use common::*;
+
+const RING: &str = "scenarios/deadlock/ring.toml";
+
+#[test]
+fn the_ring_deadlock_is_detected_with_its_cycle() {
+    let r = run(&load_file(RING, &[]), None);
+    let w = r
+        .summary
+        .watchdog
+        .as_ref()
+        .expect("the watchdog is on by default");
+    assert_eq!(w.threshold_s, 0.010);
+    assert_eq!(w.deadlocks.len(), 1, "{:?}", w.deadlocks);
+    let d = &w.deadlocks[0];
+    assert_eq!(d.queues, ["R1->R2", "R2->R3", "R3->R4", "R4->R5", "R5->R1"]);
+    // Noticed at the first refresh of a pause older than 10 ms.
+    assert!((0.010..0.0145).contains(&d.noticed_s), "{}", d.noticed_s);
+    // Nothing crosses the ring after the first milliseconds: deadlocked.
+    let n = r.series.n_bins;
+    let ring = r
+        .summary
+        .queues
+        .iter()
+        .position(|q| q.name == "R1->R2")
+        .unwrap();
+    let late: u64 = r.series.queue_tx_bytes[ring * n + 2..(ring + 1) * n]
+        .iter()
+        .sum();
+    assert_eq!(late, 0);
+    // The run went on to its end.
+    assert!(r.summary.partial.is_none());
+}
+
+#[test]
+fn a_deadlock_can_stop_the_run_with_a_partial_result() {
+    let sc = load_file(RING, &[("watchdog.stop_on_deadlock", "true")]);
+    let r = run(&sc, None);
+    let p = r.summary.partial.as_ref().expect("stopped early");
+    assert!(p.reason.contains("PAUSE deadlock"), "{}", p.reason);
+    let d = &r.summary.watchdog.as_ref().unwrap().deadlocks[0];
+    assert_eq!(p.at_s, d.noticed_s);
+}
+
+#[test]
+fn congestion_under_pause_is_not_a_deadlock() {
+    // Study A with PAUSE: the hot downlink holds its inputs on and off.
+    let r = run(&load_file("scenarios/baseline/pause.toml", &[]), None);
+    let w = r.summary.watchdog.as_ref().unwrap();
+    assert!(w.deadlocks.is_empty(), "{:?}", w.deadlocks);
+    assert!(r.summary.partial.is_none());
+}
+
+#[test]
+fn an_event_limit_stops_the_run_at_that_event() {
+    let sc = load_file("scenarios/baseline/no_cm.toml", &[]);
+    let opts = RunOptions {
+        max_events: Some(50_000),
+        ..RunOptions::default()
+    };
+    let r = cnsim_core::run(&sc, &opts).unwrap();
+    assert_eq!(r.summary.events, 50_000);
+    let p = r.summary.partial.as_ref().expect("partial");
+    assert!(p.reason.contains("max_events"));
+    assert!(p.at_s > 0.0 && p.at_s < 0.1);
+    // The same prefix of the same run: the same result, twice.
+    let again = cnsim_core::run(&sc, &opts).unwrap();
+    assert_eq!(again.summary.fingerprint, r.summary.fingerprint);
+    let full = run(&sc, None);
+    assert_ne!(full.summary.fingerprint, r.summary.fingerprint);
+    assert!(full.summary.partial.is_none());
+}

@@ -1,0 +1,53 @@
+"""Stopping a run early (limits, deadlock) and the warnings a person must see."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import cnsim
+
+from conftest import NO_CM, SCENARIOS
+
+RING = SCENARIOS / "deadlock" / "ring.toml"
+
+
+def test_an_event_limit_gives_a_result_marked_partial(tmp_path):
+    r = cnsim.run(NO_CM, max_events=20_000)
+    assert r.summary["events"] == 20_000
+    assert r.partial is not None and "max_events" in r.partial["reason"]
+    assert 0 < r.partial["at_s"] < r.duration_s
+    r.save(tmp_path / "r")
+    saved = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert saved["partial"] == r.partial
+    assert cnsim.run(NO_CM, set={"duration": "10ms"}).partial is None
+
+
+def test_a_wall_limit_stops_a_long_run():
+    r = cnsim.run(NO_CM, set={"duration": "10s"}, max_wall_s=0.2)
+    assert r.partial is not None and "max_wall" in r.partial["reason"]
+    assert r.partial["at_s"] < 10.0
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, True, "100"])
+def test_bad_event_limits_are_refused(bad):
+    with pytest.raises(ValueError, match="max_events"):
+        cnsim.run(NO_CM, max_events=bad)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "1s"])
+def test_bad_wall_limits_are_refused(bad):
+    with pytest.raises(ValueError, match="max_wall_s"):
+        cnsim.run(NO_CM, max_wall_s=bad)
+
+
+def test_the_cli_warns_about_a_deadlock_and_a_partial_result(cli, tmp_path):
+    res = cli("run", str(RING), "--out", str(tmp_path / "ring"), "--set", "watchdog.stop_on_deadlock=true", "-q")
+    assert res.code == 0, res.output
+    assert "PARTIAL RESULT: PAUSE deadlock" in res.output
+    assert "PAUSE deadlock at" in res.output and "R1->R2 -> R2->R3" in res.output
+    summary = json.loads((tmp_path / "ring" / "summary.json").read_text())
+    assert summary["watchdog"]["deadlocks"][0]["queues"][0] == "R1->R2"
+    res = cli("run", str(NO_CM), "--out", str(tmp_path / "n"), "--max-events", "1000", "-q")
+    assert res.code == 0 and "PARTIAL RESULT: stopped after 1000 events" in res.output
