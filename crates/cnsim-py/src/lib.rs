@@ -95,6 +95,8 @@ fn matrix<'py, T: numpy::Element>(
 }
 
 /// Run a scenario. Returns the summary (JSON) and the binned series as numpy matrices.
+// The keyword arguments of the Python signature, one each.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml", seed = None, progress = None, max_events = None, max_wall_s = None))]
 fn run<'py>(
