@@ -51,3 +51,31 @@ def test_the_cli_warns_about_a_deadlock_and_a_partial_result(cli, tmp_path):
     assert summary["watchdog"]["deadlocks"][0]["queues"][0] == "R1->R2"
     res = cli("run", str(NO_CM), "--out", str(tmp_path / "n"), "--max-events", "1000", "-q")
     assert res.code == 0 and "PARTIAL RESULT: stopped after 1000 events" in res.output
+
+
+def test_a_run_too_large_for_the_machine_is_refused_with_an_estimate(write_scenario):
+    path = write_scenario(
+        """
+        duration = "1s"
+        bin = "1us"
+        [params]
+        n = 400
+        [[switches]]
+        name = "SW"
+        [[hosts]]
+        name = "H{i}"
+        repeat = { i = "n" }
+        [[links]]
+        between = ["H{i}", "SW"]
+        rate = "10Gbps"
+        repeat = { i = "n" }
+        [[sources]]
+        host = "H{i}"
+        to = "*"
+        load = 0.1
+        repeat = { i = "n" }
+        """
+    )
+    assert cnsim.validate(path)["memory_estimate_bytes"] > 2e12
+    with pytest.raises(cnsim.SimulationError, match=r"159600 flows.*more than the .* available"):
+        cnsim.run(path)

@@ -76,3 +76,44 @@ fn an_event_limit_stops_the_run_at_that_event() {
     assert_ne!(full.summary.fingerprint, r.summary.fingerprint);
     assert!(full.summary.partial.is_none());
 }
+
+#[test]
+fn a_run_too_large_for_the_machine_is_refused_up_front() {
+    // 400 hosts all-to-all (159,600 flows) with 1 µs bins over 1 s: some
+    // 2.6 TB of per-flow series.
+    let sc = load_str(
+        r#"
+duration = "1s"
+bin = "1us"
+[params]
+n = 400
+[[switches]]
+name = "SW"
+[[hosts]]
+name = "H{i}"
+repeat = { i = "n" }
+[[links]]
+between = ["H{i}", "SW"]
+rate = "10Gbps"
+repeat = { i = "n" }
+[[sources]]
+host = "H{i}"
+to = "*"
+load = 0.1
+repeat = { i = "n" }
+"#,
+    );
+    let estimate = cnsim_core::sim::budget::memory_estimate(&sc);
+    assert!(estimate > 2_000_000_000_000, "{estimate}");
+    if cnsim_core::sim::budget::available_memory().is_none() {
+        return; // not Linux: nothing to compare with (and the run would try)
+    }
+    let started = std::time::Instant::now();
+    let err = cnsim_core::run(&sc, &RunOptions::default()).expect_err("refused");
+    let msg = err.to_string();
+    assert!(msg.contains("159600 flows") && msg.contains("TB"), "{msg}");
+    assert!(msg.contains("wider 'bin'"), "{msg}");
+    assert!(started.elapsed().as_secs() < 5, "refused before allocating");
+    // The estimate is also what `cnsim validate --json` shows.
+    assert_eq!(sc.describe()["memory_estimate_bytes"], estimate);
+}

@@ -257,6 +257,7 @@ impl Scenario {
             "queues": self.queue_names(),
             "plot": self.plot,
             "sweep": self.sweep,
+            "memory_estimate_bytes": crate::sim::budget::memory_estimate(self),
         })
     }
 }

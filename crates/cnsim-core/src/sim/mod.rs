@@ -28,6 +28,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
+pub mod budget;
 mod qcn;
 mod tcp;
 
@@ -55,6 +56,19 @@ pub struct RunOptions {
 pub enum RunError {
     #[error("run cancelled at {0} of simulated time")]
     Cancelled(Time),
+    #[error(
+        "the run would need about {} of memory for its series and state ({flows} flows, {ports} ports, {bins} bins), \
+         more than the {} available; use a wider 'bin', a shorter 'duration' or fewer flows",
+        budget::human_bytes(*estimate),
+        budget::human_bytes(*available)
+    )]
+    TooLarge {
+        estimate: u64,
+        available: u64,
+        flows: u64,
+        ports: u64,
+        bins: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1694,6 +1708,18 @@ impl Simulator {
 
 /// Build and run a scenario.
 pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, RunError> {
+    let estimate = budget::memory_estimate(sc);
+    if let Some(available) = budget::available_memory() {
+        if estimate > available {
+            return Err(RunError::TooLarge {
+                estimate,
+                available,
+                flows: sc.sources.iter().map(|s| s.dsts.len() as u64).sum(),
+                ports: 2 * sc.links.len() as u64,
+                bins: sc.duration.0.div_ceil(sc.bin.0.max(1)),
+            });
+        }
+    }
     let seed = opts.seed.unwrap_or(sc.seed);
     Simulator::new(sc, seed).run(sc, opts)
 }
