@@ -79,3 +79,10 @@ def test_a_run_too_large_for_the_machine_is_refused_with_an_estimate(write_scena
     assert cnsim.validate(path)["memory_estimate_bytes"] > 2e12
     with pytest.raises(cnsim.SimulationError, match=r"159600 flows.*more than the .* available"):
         cnsim.run(path)
+
+
+def test_invariant_checks_do_not_change_results():
+    with_checks = cnsim.run(NO_CM, set={"duration": "10ms"})
+    without = cnsim.run(NO_CM, set={"duration": "10ms"}, checks=False)
+    assert with_checks.equals(without)
+    assert with_checks.summary["fingerprint"] == without.summary["fingerprint"]

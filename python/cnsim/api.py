@@ -45,6 +45,7 @@ def run(
     progress: bool = False,
     max_events: int | None = None,
     max_wall_s: float | None = None,
+    checks: bool = True,
     **overrides: Any,
 ) -> Result:
     """Run one simulation and return its :class:`Result`.
@@ -65,6 +66,11 @@ def run(
         result then covers the simulated time up to the stop and its summary
         says so: ``summary["partial"] = {"reason": ..., "at_s": ...}``
         (``None`` for a complete run; :attr:`Result.partial`).
+    checks
+        Check the model's invariants while running (conservation, occupancy
+        within buffers, PAUSE obeyed, in-order delivery, limiter rates); a
+        violation raises :class:`cnsim.SimulationError` naming the invariant,
+        time, node, port and seed. ``False`` skips them.
     **overrides
         Top-level keys, e.g. ``duration="50ms"``; applied after ``set``.
 
@@ -77,6 +83,7 @@ def run(
     if seed is not None:
         seed = _check_seed(seed)
     limits = _limits(max_events, max_wall_s)
+    limits["checks"] = bool(checks)
     raw = _run_core(text, origin, pairs, fmt, seed, progress, limits)
     result = Result.from_core(raw, scenario_file=origin)
     if out is not None:

@@ -99,6 +99,7 @@ def cli() -> None:
               help="Stop after this many events; the result is marked partial.")
 @click.option("--max-wall", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Stop after this much wall time; the result is marked partial.")
+@click.option("--no-checks", is_flag=True, help="Skip the invariant checks (a few percent faster).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 def run(
     file: str,
@@ -109,6 +110,7 @@ def run(
     fmt: str,
     max_events: int | None,
     max_wall: float | None,
+    no_checks: bool,
     quiet: bool,
 ) -> None:
     """Run the scenario FILE and save its results."""
@@ -116,7 +118,7 @@ def run(
 
     overrides = _parse_sets(sets)
     show_progress = not quiet and sys.stderr.isatty()
-    result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events, max_wall_s=max_wall)
+    result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events, max_wall_s=max_wall, checks=not no_checks)
     if out is None:
         out = Path("results") / _safe_dirname(result.name or Path(file).stem)
     result.save(out)

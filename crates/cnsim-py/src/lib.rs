@@ -98,7 +98,7 @@ fn matrix<'py, T: numpy::Element>(
 // The keyword arguments of the Python signature, one each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml", seed = None, progress = None, max_events = None, max_wall_s = None))]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml", seed = None, progress = None, max_events = None, max_wall_s = None, checks = true))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -109,6 +109,7 @@ fn run<'py>(
     progress: Option<Bound<'py, Progress>>,
     max_events: Option<u64>,
     max_wall_s: Option<f64>,
+    checks: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = load(text, origin, &overrides, fmt)?;
     let opts = RunOptions {
@@ -124,6 +125,7 @@ fn run<'py>(
                 })
             })
             .transpose()?,
+        no_checks: !checks,
     };
     let result = py
         .detach(|| cnsim_core::run(&sc, &opts))

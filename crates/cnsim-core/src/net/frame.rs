@@ -35,7 +35,8 @@ pub struct Frame {
     /// Data: the congestion point whose rate limiter released it (`NO_CP`
     /// if none). Notifications: the congestion point that sent it.
     pub cpid: u32,
-    /// A word whose meaning depends on the kind: a BCN message's feedback
+    /// A word whose meaning depends on the kind: a UDP data frame's
+    /// sequence number in its flow (for the in-order check); a BCN message's feedback
     /// (pages, an `i32`); a CNM's Qoff and Qdelta (two `i16`, 64-byte
     /// units); a TCP segment's sequence number or an ACK's acknowledgment
     /// number (the low 32 bits, as on the wire).

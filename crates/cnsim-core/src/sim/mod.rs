@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub mod budget;
+mod invariants;
 mod qcn;
 mod tcp;
 
@@ -50,6 +51,8 @@ pub struct RunOptions {
     pub max_events: Option<u64>,
     /// ... or this much wall time.
     pub max_wall: Option<std::time::Duration>,
+    /// Skip the invariant checks (see `sim::invariants`).
+    pub no_checks: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +72,8 @@ pub enum RunError {
         ports: u64,
         bins: u64,
     },
+    #[error("{0}")]
+    Invariant(String),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -290,6 +295,16 @@ pub struct Simulator {
     watchdog: Watchdog,
     /// Why and when the run stopped before its end, if it did.
     stop: Option<(Time, String)>,
+    /// Invariant checks on (`RunOptions::no_checks` turns them off), and
+    /// the first violation found.
+    checks: bool,
+    violation: Option<invariants::Violation>,
+    /// Per flow: sequence number of the next UDP frame, and of the last
+    /// delivered (a frame's `aux`; the once-and-in-order check).
+    next_seq: Vec<u32>,
+    last_seq: Vec<u32>,
+    #[cfg(test)]
+    fault: invariants::Fault,
     /// Limits of this run (from `RunOptions`).
     max_events: u64,
     max_wall: Option<(std::time::Instant, std::time::Duration)>,
@@ -505,6 +520,12 @@ impl Simulator {
             watchdog_spec: sc.watchdog,
             watchdog: Watchdog::new(if sc.watchdog.is_some() { n_ports } else { 0 }),
             stop: None,
+            checks: true,
+            violation: None,
+            next_seq: vec![0; n_flows],
+            last_seq: vec![0; n_flows],
+            #[cfg(test)]
+            fault: invariants::Fault::None,
             max_events: u64::MAX,
             max_wall: None,
             bcn: sc.bcn,
@@ -617,9 +638,13 @@ impl Simulator {
             p.duration_ps.store(self.end.0, Ordering::Relaxed);
         }
         self.max_events = opts.max_events.unwrap_or(u64::MAX);
+        self.checks = !opts.no_checks;
         self.max_wall = opts.max_wall.map(|d| (started, d));
         self.start_sources();
         self.run_until(self.end, opts.progress.as_deref())?;
+        if let Some(v) = &self.violation {
+            return Err(RunError::Invariant(v.describe(sc, self.seed)));
+        }
         if let Some((t, _)) = &self.stop {
             // Results cover the simulated time up to the stop.
             self.end = *t;
@@ -630,7 +655,7 @@ impl Simulator {
             p.events.store(self.n_events, Ordering::Relaxed);
         }
         let wall = started.elapsed();
-        Ok(self.finish(sc, wall))
+        self.finish(sc, wall)
     }
 
     fn start_sources(&mut self) {
@@ -658,7 +683,7 @@ impl Simulator {
                 let reason = format!("stopped after {} events (max_events)", self.n_events);
                 self.stop.get_or_insert((t, reason));
             }
-            if self.stop.is_some() {
+            if self.stop.is_some() || self.violation.is_some() {
                 break;
             }
             if self.n_events & 0xFFFF == 0 {
@@ -755,20 +780,27 @@ impl Simulator {
             self.events.schedule(done, Event::TxDone { port });
             return;
         }
-        if p.pause_in.paused {
+        #[allow(unused_mut)]
+        let mut hold = p.pause_in.paused;
+        #[cfg(test)]
+        if self.fault == invariants::Fault::IgnorePause {
+            hold = false;
+        }
+        if hold {
             return;
         }
         if let Some(f) = p.expedited.front() {
             p.tx = TxState::Expedited;
             let done = now + p.tx_time(now, f.size as u64);
             self.events.schedule(done, Event::TxDone { port });
-            return;
-        }
-        if let Some(f) = p.queue.front() {
+        } else if let Some(f) = p.queue.front() {
             p.tx = TxState::Data;
             let done = now + p.tx_time(now, f.size as u64);
             self.events.schedule(done, Event::TxDone { port });
+        } else {
+            return;
         }
+        self.check_not_paused(port);
     }
 
     fn tx_done(&mut self, port: u32) {
@@ -805,7 +837,9 @@ impl Simulator {
             TxState::Data => {
                 let p = &mut self.ports[pi];
                 let frame = p.queue.pop_front().expect("a frame is on the wire");
-                p.occupancy -= frame.size as u64;
+                self.check_dequeue(port, frame.size as u64);
+                let p = &mut self.ports[pi];
+                p.occupancy = p.occupancy.saturating_sub(frame.size as u64);
                 let occ = p.occupancy;
                 let node = p.node as usize;
                 let peer = p.peer;
@@ -816,8 +850,8 @@ impl Simulator {
                     .schedule(now + self.to_peer[pi], Event::Arrive { port: peer, frame });
                 match &self.roles[node] {
                     Role::Switch(_) => {
-                        let inp = frame.in_port as usize;
-                        self.ports[inp].input_occupancy -= frame.size as u64;
+                        let inp = &mut self.ports[frame.in_port as usize].input_occupancy;
+                        *inp = inp.saturating_sub(frame.size as u64);
                         self.output_pause_check(node, port);
                         self.input_pause_check(node, frame.in_port);
                     }
@@ -852,6 +886,11 @@ impl Simulator {
                     FrameKind::Data => {
                         let f = frame.flow as usize;
                         self.flows[f].deliver(now, frame.created, frame.size as u64);
+                        #[cfg(test)]
+                        if self.fault == invariants::Fault::DeliverTwice {
+                            self.flows[f].deliver(now, frame.created, frame.size as u64);
+                        }
+                        self.check_delivery(node, frame.flow, frame.aux);
                         self.flow_rx.add(f, now, frame.size as u64);
                         if !self.probe_sink.is_empty() {
                             self.probe_sink[f].rx_bytes += frame.size as u64;
@@ -883,6 +922,8 @@ impl Simulator {
             }
             BufferModel::Unlimited => true,
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
+        #[cfg(test)]
+        let fits = fits || self.fault == invariants::Fault::IgnoreBuffer(out);
         if frame.is_data() {
             if !self.cps.is_empty() {
                 self.congestion_point(node, port, out, &frame);
@@ -897,6 +938,10 @@ impl Simulator {
                 q.drops_bytes += size;
                 self.queue_drops.add(out as usize, now, 1);
                 self.frame_lost(&frame);
+                #[cfg(test)]
+                if self.fault == invariants::Fault::DoubleDrop {
+                    self.frame_lost(&frame);
+                }
             } else {
                 q.cn_dropped += 1;
                 if frame.kind == FrameKind::Probe {
@@ -909,8 +954,13 @@ impl Simulator {
         let o = &mut self.ports[out as usize];
         o.queue.push_back(frame);
         o.occupancy += size;
+        #[cfg(test)]
+        if self.fault == invariants::Fault::LoseOccupancy(out) {
+            o.occupancy -= size;
+        }
         let occ = o.occupancy;
         self.ports[port as usize].input_occupancy += size;
+        self.check_admitted(node, port, out);
         let q = &mut self.queues[out as usize];
         q.max_occupancy = q.max_occupancy.max(occ);
         self.occupancy_changed(out as usize, occ);
@@ -1151,6 +1201,13 @@ impl Simulator {
             }
             self.wake_arbiter(node);
             return;
+        }
+        #[cfg(test)]
+        if self.fault == invariants::Fault::RateAboveLine && self.limiters[f].active {
+            self.limiters[f].rate = 2.0 * self.line_rate(flow);
+        }
+        if self.limiters[f].active {
+            self.check_rate(flow);
         }
         let rl = &mut self.limiters[f];
         if rl.active {
@@ -1432,17 +1489,19 @@ impl Simulator {
                 self.try_start(port);
                 return false;
             }
+            let seq = &mut self.next_seq[flow as usize];
             let frame = Frame {
                 created: now,
                 flow,
                 dst_host,
                 in_port: port,
                 cpid: NO_CP,
-                aux: 0,
+                aux: *seq,
                 size: size as u16,
                 kind: FrameKind::Data,
                 qfb: 0,
             };
+            *seq = seq.wrapping_add(1);
             self.sources[s as usize].consume(size);
             self.flows[flow as usize].volume.offer(size as u64);
             self.flow_tx.add(flow as usize, now, size as u64);
@@ -1638,7 +1697,7 @@ impl Simulator {
 
     // ---- results ----------------------------------------------------------
 
-    fn finish(mut self, sc: &Scenario, wall: std::time::Duration) -> RunResult {
+    fn finish(mut self, sc: &Scenario, wall: std::time::Duration) -> Result<RunResult, RunError> {
         let end = self.end;
         // Frames still buffered or on their way at the end.
         let queued = self.ports.iter().flat_map(|p| p.queue.iter());
@@ -1653,6 +1712,10 @@ impl Simulator {
             }
         }
         self.finish_tcp();
+        self.check_conservation();
+        if let Some(v) = &self.violation {
+            return Err(RunError::Invariant(v.describe(sc, self.seed)));
+        }
         if self.watchdog_spec.is_some() {
             // Pauses still running at the end are checked once more.
             for port in 0..self.ports.len() as u32 {
@@ -1688,7 +1751,7 @@ impl Simulator {
             flow_retransmissions: std::mem::take(&mut self.tcp_retx.data),
             flow_timeouts: std::mem::take(&mut self.tcp_timeouts.data),
         };
-        RunResult::assemble(
+        Ok(RunResult::assemble(
             sc,
             self.seed,
             wall,
@@ -1702,7 +1765,7 @@ impl Simulator {
             self.queues,
             series,
             self.stability,
-        )
+        ))
     }
 }
 
@@ -1934,5 +1997,133 @@ min_rate = "1Gbps""#,
         let sent = s.queues[0].tx_bytes - egress_before;
         // 120 us at 1 Gb/s is 10 frames (11 if the first leaves at `resume`).
         assert!((15_000..=16_500).contains(&sent), "{sent}");
+    }
+
+    /// H1 -- SW -- H2, H2 draining at 1 Gb/s, H1 offering 9 Gb/s, run for
+    /// 5 ms with `fault` injected.
+    fn faulty(
+        switch_extra: &str,
+        extra: &str,
+        fault: invariants::Fault,
+        no_checks: bool,
+    ) -> Result<RunResult, RunError> {
+        let text = format!(
+            r#"
+duration = "5ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us"
+[[switches]]
+name = "SW"
+latency = "1us"
+buffer = "150KB"
+{switch_extra}
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+service = {{ rate = "1Gbps" }}
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["SW", "H2"]
+[[sources]]
+host = "H1"
+to = "H2"
+load = 0.9
+{extra}
+"#
+        );
+        let sc = load(&text, "fault.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let mut s = Simulator::new(&sc, 1);
+        s.fault = fault;
+        let opts = RunOptions {
+            no_checks,
+            ..RunOptions::default()
+        };
+        s.run(&sc, &opts)
+    }
+
+    fn violation(switch_extra: &str, extra: &str, fault: invariants::Fault) -> String {
+        match faulty(switch_extra, extra, fault, false) {
+            Err(RunError::Invariant(msg)) => msg,
+            Err(e) => panic!("another error: {e}"),
+            Ok(_) => panic!("{fault:?} went unnoticed"),
+        }
+    }
+
+    const PAUSE: &str = r#"pause = { mode = "global", xoff = "100KB", xon = "80KB" }"#;
+    const BCN: &str = "[bcn]";
+    use invariants::Fault;
+
+    #[test]
+    fn a_clean_run_passes_every_check() {
+        for (sw, extra) in [("", ""), (PAUSE, ""), ("", BCN)] {
+            faulty(sw, extra, Fault::None, false).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn each_broken_invariant_stops_the_run_and_is_named() {
+        let cases = [
+            (
+                "",
+                "",
+                Fault::LoseOccupancy(2),
+                "no negative occupancy",
+                "port SW->H2",
+            ),
+            (
+                "",
+                "",
+                Fault::IgnoreBuffer(2),
+                "no over-capacity occupancy",
+                "port SW->H2",
+            ),
+            (
+                PAUSE,
+                "",
+                Fault::IgnorePause,
+                "paused ports send nothing",
+                "port H1->SW",
+            ),
+            (
+                "",
+                "",
+                Fault::DeliverTwice,
+                "frames of a UDP flow arrive once and in order",
+                "node H2",
+            ),
+            (
+                "",
+                BCN,
+                Fault::RateAboveLine,
+                "rate limiters within [min rate, line rate]",
+                "node H1",
+            ),
+            (
+                "",
+                "",
+                Fault::DoubleDrop,
+                "conservation of bytes and frames per flow",
+                "node H1",
+            ),
+        ];
+        for (sw, extra, fault, invariant, place) in cases {
+            let msg = violation(sw, extra, fault);
+            assert!(
+                msg.starts_with(&format!("invariant violated: {invariant} (at ")),
+                "{fault:?}: {msg}"
+            );
+            assert!(
+                msg.contains(place) && msg.contains("seed 1"),
+                "{fault:?}: {msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn checks_can_be_turned_off() {
+        assert!(faulty("", "", Fault::DeliverTwice, true).is_ok());
     }
 }
