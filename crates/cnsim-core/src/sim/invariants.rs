@@ -54,6 +54,10 @@ pub enum Fault {
     RateAboveLine,
     /// Count a dropped frame twice.
     DoubleDrop,
+    /// Count one byte too many for the first frame admitted to this port.
+    ExtraByte(u32),
+    /// Hand a TCP receiver's new data to the application twice.
+    TcpDeliverTwice,
 }
 
 impl Simulator {
@@ -150,16 +154,19 @@ impl Simulator {
         }
     }
 
-    /// A TCP receiver handed data to its application.
+    /// A TCP receiver handed data to its application: every byte once
+    /// (what the application got is the receiver's next expected byte)
+    /// and nothing that was not written.
     #[inline]
     pub(super) fn check_tcp_delivery(&mut self, node: usize, flow: u32) {
         let v = &self.flows[flow as usize].volume;
-        if self.checks && v.delivered_bytes > v.offered_bytes {
+        let rcv_nxt = self.tcp_rx[flow as usize].rcv_nxt();
+        if self.checks && (v.delivered_bytes != rcv_nxt || v.delivered_bytes > v.offered_bytes) {
             let detail = format!(
-                "flow {flow}: {} B delivered in order of {} B written",
+                "flow {flow}: {} B delivered, {rcv_nxt} B received in order, {} B written",
                 v.delivered_bytes, v.offered_bytes
             );
-            self.violated("no byte delivered twice", Some(node), None, detail);
+            self.violated("TCP delivers every byte once", Some(node), None, detail);
         }
     }
 

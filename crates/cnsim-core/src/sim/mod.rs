@@ -955,8 +955,13 @@ impl Simulator {
         o.queue.push_back(frame);
         o.occupancy += size;
         #[cfg(test)]
-        if self.fault == invariants::Fault::LoseOccupancy(out) {
-            o.occupancy -= size;
+        match self.fault {
+            invariants::Fault::LoseOccupancy(p) if p == out => o.occupancy -= size,
+            invariants::Fault::ExtraByte(p) if p == out => {
+                o.occupancy += 1;
+                self.fault = invariants::Fault::None;
+            }
+            _ => {}
         }
         let occ = o.occupancy;
         self.ports[port as usize].input_occupancy += size;
@@ -2092,6 +2097,21 @@ load = 0.9
                 "",
                 Fault::DeliverTwice,
                 "frames of a UDP flow arrive once and in order",
+                "node H2",
+            ),
+            (
+                r#"buffer_model = "unlimited""#,
+                "",
+                Fault::ExtraByte(2),
+                "conservation of bytes per queue",
+                "port SW->H2",
+            ),
+            (
+                "",
+                r#"[defaults.source]
+transport = "tcp""#,
+                Fault::TcpDeliverTwice,
+                "TCP delivers every byte once",
                 "node H2",
             ),
             (

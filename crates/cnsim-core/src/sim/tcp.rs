@@ -156,6 +156,10 @@ impl Simulator {
         let got = rx.on_segment(&p, now, seq, frame.size as u32 - p.header);
         if got.delivered > 0 {
             self.flows[f].deliver(now, frame.created, got.delivered);
+            #[cfg(test)]
+            if self.fault == super::invariants::Fault::TcpDeliverTwice {
+                self.flows[f].deliver(now, frame.created, got.delivered);
+            }
             self.check_tcp_delivery(node, frame.flow);
             self.flow_rx.add(f, now, got.delivered);
         }
