@@ -47,6 +47,10 @@ def test_run_baseline_summary(no_cm):
     for key in ("name", "cnsim_version", "scenario_hash", "wall_time_s", "events", "frame_hops", "totals"):
         assert key in s, key
     assert s["events"] > 0 and s["frame_hops"] > 0
+    # Per-run performance: the slow-down against simulated time, and the
+    # process's peak memory where the system reports it (Linux).
+    assert s["slowdown"] == pytest.approx(s["wall_time_s"] / s["duration_s"])
+    assert s["peak_memory_bytes"] is None or s["peak_memory_bytes"] > 10_000_000
     assert s["totals"]["offered_bytes"] > 0
 
 

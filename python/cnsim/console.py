@@ -121,6 +121,12 @@ def performance_line(summary: dict[str, Any]) -> str:
     fhps = summary.get("frame_hops_per_s")
     if isinstance(fhps, (int, float)):
         parts.append(f"{fhps / 1e6:.2f} M frame-hops/s")
+    slowdown = summary.get("slowdown")
+    if isinstance(slowdown, (int, float)):
+        parts.append(f"slowdown {slowdown:.3g}×")
+    peak = summary.get("peak_memory_bytes")
+    if isinstance(peak, (int, float)):
+        parts.append(f"peak memory {peak / 1e6:.0f} MB")
     return "  ·  ".join(parts)
 
 

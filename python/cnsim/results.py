@@ -344,7 +344,7 @@ def load(directory: str | os.PathLike) -> Result:
 
 # --------------------------------------------------------------------------- helpers
 
-_TIMING_KEYS = ("wall_time_s", "events_per_s", "frame_hops_per_s")
+_TIMING_KEYS = ("wall_time_s", "events_per_s", "frame_hops_per_s", "slowdown", "peak_memory_bytes")
 
 
 def _comparable_summary(summary: Mapping[str, Any], ignore_timing: bool) -> dict[str, Any]:

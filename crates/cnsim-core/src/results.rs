@@ -305,6 +305,10 @@ pub struct Summary {
     pub frame_hops: u64,
     pub events_per_s: f64,
     pub frame_hops_per_s: f64,
+    /// Wall time per simulated time (how many times slower than real time).
+    pub slowdown: f64,
+    /// Peak resident memory of the process so far (Linux; null elsewhere).
+    pub peak_memory_bytes: Option<u64>,
     pub totals: Totals,
     pub flows: Vec<FlowSummary>,
     pub queues: Vec<QueueSummary>,
@@ -353,6 +357,14 @@ pub struct RunResult {
     pub flows: Vec<FlowCounters>,
     pub queues: Vec<QueueCounters>,
     pub series: Series,
+}
+
+/// The process's peak resident set (VmHWM), where the system tells it.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Identity of this engine build (see build.rs).
@@ -482,6 +494,8 @@ impl RunResult {
             frame_hops,
             events_per_s: per_s(events),
             frame_hops_per_s: per_s(frame_hops),
+            slowdown: wall_s / sc.duration.as_secs_f64(),
+            peak_memory_bytes: peak_memory(),
             totals,
             flows: flow_summaries,
             queues: queue_summaries,
