@@ -355,29 +355,20 @@ def _comparable_summary(summary: Mapping[str, Any], ignore_timing: bool) -> dict
     return out
 
 
+def _empty_per_flow(**columns: type) -> pd.DataFrame:
+    """An empty per-flow time-series table: time_s, flow, then ``columns`` with their dtypes."""
+    dtypes = {"time_s": np.float64, "flow": object, **columns}
+    return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
+
+
 def _empty_rate_limiters() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "time_s": pd.Series(dtype=np.float64),
-            "flow": pd.Series(dtype=object),
-            "rate_gbps": pd.Series(dtype=np.float64),
-            "target_gbps": pd.Series(dtype=np.float64),
-            "queue_mean_bytes": pd.Series(dtype=np.float64),
-            "queue_max_bytes": pd.Series(dtype=np.int64),
-        }
+    return _empty_per_flow(
+        rate_gbps=np.float64, target_gbps=np.float64, queue_mean_bytes=np.float64, queue_max_bytes=np.int64
     )
 
 
 def _empty_transport() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "time_s": pd.Series(dtype=np.float64),
-            "flow": pd.Series(dtype=object),
-            "cwnd_bytes": pd.Series(dtype=np.float64),
-            "retransmissions": pd.Series(dtype=np.int64),
-            "timeouts": pd.Series(dtype=np.int64),
-        }
-    )
+    return _empty_per_flow(cwnd_bytes=np.float64, retransmissions=np.int64, timeouts=np.int64)
 
 
 def _meta_frame(meta: Mapping[str, Sequence[str]], columns: Sequence[str]) -> pd.DataFrame:

@@ -3,12 +3,12 @@
 mod common;
 use common::*;
 
-/// H1 -- SW -- H2 at 10 Gb/s; H1 offers 9.5 Gb/s to H2, whose link drains
-/// at 5 Gb/s from 20 ms until `end`. QCN with study C's parameters.
-fn step_down(end: &str) -> cnsim_core::RunResult {
+/// H1 -- SW -- H2 at 10 Gb/s with QCN (study C's parameters and `qcn`);
+/// H2's link drains as `service` says; `sources` are H1's.
+fn bottleneck(duration: &str, service: &str, sources: &str, qcn: &str) -> cnsim_core::RunResult {
     let sc = load_str(&format!(
         r#"
-duration = "300ms"
+duration = "{duration}"
 bin = "1ms"
 [defaults.link]
 rate = "10Gbps"
@@ -22,19 +22,27 @@ name = "H1"
 response_time = "2us"
 [[hosts]]
 name = "H2"
-service = {{ rate = "5Gbps", start = "20ms", end = "{end}" }}
+service = {service}
 [[links]]
 between = ["H1", "SW"]
 [[links]]
 between = ["SW", "H2"]
-[[sources]]
-host = "H1"
-to = "H2"
-load = 0.95
+{sources}
 [qcn]
+{qcn}
 "#
     ));
     run(&sc, None)
+}
+
+/// H1 offers 9.5 Gb/s to H2, whose link drains at 5 Gb/s from 20 ms until `end`.
+fn step_down(end: &str) -> cnsim_core::RunResult {
+    bottleneck(
+        "300ms",
+        &format!(r#"{{ rate = "5Gbps", start = "20ms", end = "{end}" }}"#),
+        "[[sources]]\nhost = \"H1\"\nto = \"H2\"\nload = 0.95",
+        "",
+    )
 }
 
 /// Mean of a per-bin row over [from, to) ms (1 ms bins).
@@ -92,45 +100,18 @@ fn the_limiter_recovers_to_line_rate_and_is_released_after_the_bottleneck() {
     assert!((gbps - 9.5).abs() < 0.2, "{gbps}");
 }
 
-/// H1 runs two sources, A and B, each offering 4.5 Gb/s to H3, whose link
+/// H1 runs two sources, A and B, each offering 4.5 Gb/s to H2, whose link
 /// drains at 5 Gb/s; QCN limiters per flow or per destination.
 fn two_sources(limiter: &str) -> cnsim_core::RunResult {
-    let sc = load_str(&format!(
-        r#"
-duration = "200ms"
-bin = "1ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "1us"
-[[switches]]
-name = "SW"
-latency = "1us"
-buffer = "150KB"
-[[hosts]]
-name = "H1"
-response_time = "2us"
-[[hosts]]
-name = "H3"
-service = {{ rate = "5Gbps" }}
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["SW", "H3"]
-[[sources]]
-name = "A"
-host = "H1"
-to = "H3"
-load = 0.45
-[[sources]]
-name = "B"
-host = "H1"
-to = "H3"
-load = 0.45
-[qcn]
-limiter = "{limiter}"
-"#
-    ));
-    run(&sc, None)
+    let source = |name: &str| {
+        format!("[[sources]]\nname = \"{name}\"\nhost = \"H1\"\nto = \"H2\"\nload = 0.45\n")
+    };
+    bottleneck(
+        "200ms",
+        r#"{ rate = "5Gbps" }"#,
+        &(source("A") + &source("B")),
+        &format!("limiter = \"{limiter}\""),
+    )
 }
 
 #[test]

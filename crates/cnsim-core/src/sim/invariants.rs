@@ -178,7 +178,7 @@ impl Simulator {
         }
         let rate = self.limiters[flow as usize].rate;
         let line = self.line_rate(flow);
-        let floor = self.rate_floor();
+        let floor = self.rate_floor;
         if !(rate <= line * (1.0 + 1e-9) && rate >= floor * (1.0 - 1e-9)) {
             let node = self.flow_src_node[flow as usize] as usize;
             self.violated(
@@ -189,23 +189,25 @@ impl Simulator {
             );
         }
     }
+}
 
-    /// The lowest rate any configured scheme lets a limiter fall to.
-    fn rate_floor(&self) -> f64 {
-        let bcn = self.bcn.map(|p| p.min_rate.0 as f64);
-        let e2cm = self.e2cm.map(|e| e.control.min_rate.0 as f64);
-        let qcn = self.qcn.map(|q| q.min_rate);
-        let floor = [bcn, e2cm, qcn]
-            .into_iter()
-            .flatten()
-            .fold(f64::INFINITY, f64::min);
-        if floor.is_finite() {
-            floor
-        } else {
-            0.0
-        }
+/// The lowest rate any configured scheme lets a limiter fall to (0 without one).
+pub(super) fn rate_floor(sc: &Scenario) -> f64 {
+    let bcn = sc.bcn.map(|p| p.min_rate.0 as f64);
+    let e2cm = sc.e2cm.map(|e| e.control.min_rate.0 as f64);
+    let qcn = sc.qcn.map(|q| q.min_rate);
+    let floor = [bcn, e2cm, qcn]
+        .into_iter()
+        .flatten()
+        .fold(f64::INFINITY, f64::min);
+    if floor.is_finite() {
+        floor
+    } else {
+        0.0
     }
+}
 
+impl Simulator {
     /// At the end: bytes and frames of every UDP flow are conserved, and
     /// every queue holds exactly the bytes of its frames.
     pub(super) fn check_conservation(&mut self) {

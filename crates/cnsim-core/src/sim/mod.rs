@@ -299,6 +299,8 @@ pub struct Simulator {
     /// the first violation found.
     checks: bool,
     violation: Option<invariants::Violation>,
+    /// The lowest rate an installed limiter may have (the checks' bound).
+    rate_floor: f64,
     /// Per flow: sequence number of the next UDP frame, and of the last
     /// delivered (a frame's `aux`; the once-and-in-order check).
     next_seq: Vec<u32>,
@@ -522,6 +524,7 @@ impl Simulator {
             stop: None,
             checks: true,
             violation: None,
+            rate_floor: invariants::rate_floor(sc),
             next_seq: vec![0; n_flows],
             last_seq: vec![0; n_flows],
             #[cfg(test)]
@@ -972,6 +975,18 @@ impl Simulator {
         self.output_pause_check(node, out);
         self.input_pause_check(node, port);
         self.try_start(out);
+    }
+
+    /// A data frame or an ACK was dropped in the network: a UDP frame
+    /// counts against its flow's volume, a TCP segment or ACK as a loss
+    /// (TCP sends it again).
+    pub(super) fn frame_lost(&mut self, frame: &Frame) {
+        let f = frame.flow as usize;
+        match frame.kind {
+            FrameKind::Ack => self.flows[f].acks_dropped += 1,
+            _ if self.is_tcp(frame.flow) => self.flows[f].segments_dropped += 1,
+            _ => self.flows[f].volume.drop_frame(frame.size as u64),
+        }
     }
 
     /// Control frames of this kind travel in the expedited class.

@@ -215,16 +215,6 @@ impl Simulator {
         self.tcp_send(frame.flow);
     }
 
-    /// A data frame or an ACK was dropped in the network.
-    pub(super) fn frame_lost(&mut self, frame: &Frame) {
-        let f = frame.flow as usize;
-        match frame.kind {
-            FrameKind::Ack => self.flows[f].acks_dropped += 1,
-            _ if self.is_tcp(frame.flow) => self.flows[f].segments_dropped += 1,
-            _ => self.flows[f].volume.drop_frame(frame.size as u64),
-        }
-    }
-
     /// Copy the connections' counters into the flows' (see `Volume` for
     /// what a TCP flow's volume counts).
     pub(super) fn finish_tcp(&mut self) {
