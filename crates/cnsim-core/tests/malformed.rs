@@ -473,6 +473,16 @@ fn qcn_and_tcp_mistakes_are_named() {
         "load = 0.5\n[tcp]\ndelayed_ack = false\ndelayed_ack_timeout = \"40ms\"\n",
     );
     check(&msg, 22, &["tcp.delayed_ack_timeout", "delayed_ack = true"]);
+    // A limiter scope that does not exist.
+    let msg = reject("load = 0.5\n", "load = 0.5\n[qcn]\nlimiter = \"port\"\n");
+    check(
+        &msg,
+        21,
+        &["qcn.limiter", "\"flow\" or \"destination\"", "\"port\""],
+    );
+    // A watchdog that would fire at once.
+    let msg = reject("load = 0.5\n", "load = 0.5\n[watchdog]\npause = \"0ms\"\n");
+    check(&msg, 21, &["watchdog.pause", "above zero"]);
     // max_rto below min_rto.
     let msg = reject(
         "load = 0.5\n",
