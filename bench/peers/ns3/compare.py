@@ -65,6 +65,8 @@ between repeats); 2 setup or a run failed.
                       "throughput_gbps_s1": f, "throughput_gbps_s2": f},
          "agree": bool}, ...
       ],
+      "means": {"ns-3": {...}, "cnsim": {...}, "rel_diff": {...}},  # over seeds
+                                           # (events and the four compared fields)
       "agree": bool,
       "problems": ["..."],                 # why not, if not
       "ratio": {"pairs": n,                # null when the engines disagree
@@ -79,7 +81,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -99,8 +100,7 @@ SCENARIO = REPO / SCENARIO_REL
 NS3_REQUIREMENT = "ns3==3.44.post0"
 NS3_VERSION = "3.44"
 NS3_BUILD = (
-    f"PyPI wheel {NS3_REQUIREMENT} (libraries with logging and asserts compiled in); "
-    "drop_tail.cc compiled with g++ -O2"
+    f"PyPI wheel {NS3_REQUIREMENT} (libraries with logging and asserts compiled in); drop_tail.cc compiled with g++ -O2"
 )
 NS3_LIBS = ["applications", "internet", "point-to-point", "traffic-control", "network", "core"]
 
@@ -145,7 +145,7 @@ def ensure_ns3() -> Path:
     python = VENV / "bin" / "python"
     if not python.exists():
         log(f"creating {VENV}")
-        r = subprocess.run([sys.executable, "-m", "venv", str(VENV)], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-m", "venv", str(VENV)], capture_output=True, text=True, check=False)
         if r.returncode != 0:
             raise SetupError(f"python -m venv failed:\n{r.stderr}")
     log(f"installing {NS3_REQUIREMENT} (--no-deps: headers and libraries for C++ use)")
@@ -153,6 +153,7 @@ def ensure_ns3() -> Path:
         [str(python), "-m", "pip", "install", "--quiet", "--no-deps", NS3_REQUIREMENT],
         capture_output=True,
         text=True,
+        check=False,
     )
     if r.returncode != 0:
         raise SetupError(
@@ -183,7 +184,7 @@ def ensure_binary(prefix: Path) -> Path:
         raise SetupError("g++ not found (install the system C++ compiler, e.g. apt-get install g++)")
     cmd = compile_command(prefix)
     log("compiling " + SOURCE.name + ": " + " ".join(cmd))
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         BINARY.unlink(missing_ok=True)
         raise SetupError(f"compiling {SOURCE.name} failed:\n{r.stderr}")
@@ -198,7 +199,7 @@ def run_ns3(binary: Path, seed: int, duration: str | None) -> dict:
     if duration:
         cmd += ["--duration", duration]
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=RUN_TIMEOUT_S)
     process_wall = time.perf_counter() - t0
     if r.returncode != 0:
         raise SetupError(f"ns-3 run (seed {seed}) failed with status {r.returncode}:\n{r.stderr}")
@@ -245,7 +246,7 @@ def run_cnsim(cnsim: str, seed: int, duration: str | None, info: dict) -> dict:
         for attempt in range(1, CNSIM_ATTEMPTS + 1):
             t0 = time.perf_counter()
             try:
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=REPO)
+                r = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=RUN_TIMEOUT_S, cwd=REPO)
                 failure = None if r.returncode == 0 else f"status {r.returncode}:\n{r.stderr}"
             except OSError as e:  # e.g. the executable is being replaced
                 failure = str(e)
@@ -310,6 +311,15 @@ def per_seed_rows(runs: list[dict], seeds: list[int], problems: list[str]) -> li
     return rows
 
 
+def means(rows: list[dict]) -> dict:
+    """Means over seeds of each engine's outputs, and their relative difference."""
+    out: dict = {}
+    for engine in ("ns-3", "cnsim"):
+        out[engine] = {f: statistics.fmean(r[engine][f] for r in rows) for f in ["events", *FIELDS]}
+    out["rel_diff"] = {f: rel_diff(out["ns-3"][f], out["cnsim"][f]) for f in FIELDS}
+    return out
+
+
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x:+.2%}"
 
@@ -326,8 +336,10 @@ def pair_ratios(runs: list[dict], key: str) -> list[float]:
 
 def print_report(doc: dict, rows: list[dict]) -> None:
     dur = doc["duration"] or "the scenario's 100 ms"
-    print(f"scenario {doc['scenario']}, {dur}; seeds {doc['seeds'][0]}..{doc['seeds'][-1]}, "
-          f"{doc['repeats']} repeat(s) each, runs interleaved ns-3, cnsim, ns-3, ...")
+    print(
+        f"scenario {doc['scenario']}, {dur}; seeds {doc['seeds'][0]}..{doc['seeds'][-1]}, "
+        f"{doc['repeats']} repeat(s) each, runs interleaved ns-3, cnsim, ns-3, ..."
+    )
     print(f"ns-3 {doc['ns3']['version']}: {doc['ns3']['build']}")
     c = doc["cnsim"]
     print(f"cnsim {c.get('version')} (engine {c.get('engine_id')}): {c['executable']}, invariant checks on")
@@ -337,36 +349,70 @@ def print_report(doc: dict, rows: list[dict]) -> None:
     for row in rows:
         for engine in ("ns-3", "cnsim"):
             e = row[engine]
-            table.append([
-                str(row["seed"]), engine, f"{e['run_wall_s']:.3f}", f"{e['process_wall_s']:.3f}",
-                f"{e['events']:,}", f"{e['drops_core_s1']:,}", f"{e['drops_total']:,}",
-                f"{e['throughput_gbps_s1']:.4f}", f"{e['throughput_gbps_s2']:.4f}",
-            ])
+            table.append(
+                [
+                    str(row["seed"]),
+                    engine,
+                    f"{e['run_wall_s']:.3f}",
+                    f"{e['process_wall_s']:.3f}",
+                    f"{e['events']:,}",
+                    f"{e['drops_core_s1']:,}",
+                    f"{e['drops_total']:,}",
+                    f"{e['throughput_gbps_s1']:.4f}",
+                    f"{e['throughput_gbps_s2']:.4f}",
+                ]
+            )
         d = row["rel_diff"]
         table.append(["", "diff", "", "", "", *(_pct(d[f]) for f in FIELDS)])
+    if len(rows) > 1:
+        m = doc["means"]
+        for engine in ("ns-3", "cnsim"):
+            e = m[engine]
+            table.append(
+                [
+                    "mean",
+                    engine,
+                    "",
+                    "",
+                    f"{e['events']:,.0f}",
+                    f"{e['drops_core_s1']:,.0f}",
+                    f"{e['drops_total']:,.0f}",
+                    f"{e['throughput_gbps_s1']:.4f}",
+                    f"{e['throughput_gbps_s2']:.4f}",
+                ]
+            )
+        table.append(["", "diff", "", "", "", *(_pct(m["rel_diff"][f]) for f in FIELDS)])
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for i, r in enumerate(table):
         print("  ".join(cell.ljust(w) if j < 2 else cell.rjust(w) for j, (cell, w) in enumerate(zip(r, widths))))
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    print("(run s: in-program run time, median over repeats -- ns-3 Simulator::Run() under steady_clock, "
-          "cnsim summary wall_time_s; process s: whole process; diff: (ns-3 - cnsim)/cnsim)")
+    print(
+        "(run s: in-program run time, median over repeats -- ns-3 Simulator::Run() under steady_clock, "
+        "cnsim summary wall_time_s; process s: whole process, median over repeats; "
+        "diff: (ns-3 - cnsim)/cnsim; Gb/s: delivered to the sink over its first to last delivery bin)"
+    )
     print()
     if doc["agree"]:
         worst = {f: max(abs(r["rel_diff"][f]) for r in rows) for f in FIELDS}
-        print(f"outputs agree: largest differences drops CORE->S1 {worst['drops_core_s1']:.2%}, "
-              f"total {worst['drops_total']:.2%} (tolerance {TOL_DROPS:.0%}); throughput S1 "
-              f"{worst['throughput_gbps_s1']:.2%}, S2 {worst['throughput_gbps_s2']:.2%} "
-              f"(tolerance {TOL_THROUGHPUT:.0%})")
+        print(
+            f"outputs agree: largest differences drops CORE->S1 {worst['drops_core_s1']:.2%}, "
+            f"total {worst['drops_total']:.2%} (tolerance {TOL_DROPS:.0%}); throughput S1 "
+            f"{worst['throughput_gbps_s1']:.2%}, S2 {worst['throughput_gbps_s2']:.2%} "
+            f"(tolerance {TOL_THROUGHPUT:.0%})"
+        )
         r = doc["ratio"]
-        print(f"speed ratio ns-3/cnsim, median over {r['pairs']} interleaved pairs: "
-              f"in-program {r['run_wall_median']:.1f}x (pairs {r['run_wall_min']:.1f}x..{r['run_wall_max']:.1f}x), "
-              f"whole process {r['process_wall_median']:.1f}x")
+        print(
+            f"speed ratio ns-3/cnsim, median over {r['pairs']} interleaved pairs: "
+            f"in-program {r['run_wall_median']:.1f}x (pairs {r['run_wall_min']:.1f}x..{r['run_wall_max']:.1f}x), "
+            f"whole process {r['process_wall_median']:.1f}x"
+        )
     else:
         bar = "!" * 72
         print(bar)
-        print("OUTPUTS DISAGREE beyond tolerance -- the engines may not simulate the same thing; "
-              "no speed ratio is given:")
+        print(
+            "OUTPUTS DISAGREE beyond tolerance -- the engines may not simulate the same thing; no speed ratio is given:"
+        )
         for p in doc["problems"]:
             print("  * " + p)
         print(bar)
@@ -379,15 +425,24 @@ def main(argv: list[str] | None = None) -> int:
         epilog="The first run creates bench/peers/ns3/.venv and installs the ns-3 wheel from PyPI.",
     )
     ap.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 1..N (default 3)")
-    ap.add_argument("--repeats", type=int, default=1, metavar="R",
-                    help="interleaved (ns-3, cnsim) pairs per seed (default 1)")
+    ap.add_argument(
+        "--repeats", type=int, default=1, metavar="R", help="interleaved (ns-3, cnsim) pairs per seed (default 1)"
+    )
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write the numbers to OUT (schema in the docstring)")
-    ap.add_argument("--cnsim", default=str(REPO / ".venv" / "bin" / "cnsim"), metavar="PATH",
-                    help="cnsim executable (default: the repo's .venv/bin/cnsim, made by `make build`)")
-    ap.add_argument("--duration", metavar="T", default=None,
-                    help="override the simulated time for both engines (e.g. 20ms; default: the scenario's 100ms). "
-                    "Short runs carry more sampling noise: under ~20 ms S2's throughput can differ by over 2%% "
-                    "by chance")
+    ap.add_argument(
+        "--cnsim",
+        default=str(REPO / ".venv" / "bin" / "cnsim"),
+        metavar="PATH",
+        help="cnsim executable (default: the repo's .venv/bin/cnsim, made by `make build`)",
+    )
+    ap.add_argument(
+        "--duration",
+        metavar="T",
+        default=None,
+        help="override the simulated time for both engines (e.g. 20ms; default: the scenario's 100ms). "
+        "Short runs carry more sampling noise: under ~20 ms S2's throughput can differ by over 2%% "
+        "by chance",
+    )
     args = ap.parse_args(argv)
     if args.seeds < 1 or args.repeats < 1:
         ap.error("--seeds and --repeats must be at least 1")
@@ -435,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         "cnsim": cnsim_info,
         "runs": runs,
         "per_seed": rows,
+        "means": means(rows),
         "agree": agree,
         "problems": problems,
         "ratio": ratio,
