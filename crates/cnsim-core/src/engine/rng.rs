@@ -40,16 +40,32 @@ pub fn unit_open0(rng: &mut Stream) -> f64 {
 ///
 /// Inverse transform with `libm::log` (a pure-Rust libm) rather than the
 /// platform's, so the stream of draws is bit-identical on every machine.
-pub fn geometric_failures(rng: &mut Stream, p: f64) -> u64 {
-    if p >= 1.0 {
-        return 0;
+/// `ln(1 - p)` is computed once, not per draw.
+#[derive(Clone, Copy, Debug)]
+pub struct Geometric {
+    p: f64,
+    ln_fail: f64,
+}
+
+impl Geometric {
+    pub fn new(p: f64) -> Geometric {
+        Geometric {
+            p,
+            ln_fail: libm::log1p(-p),
+        }
     }
-    let u = unit_open0(rng);
-    let k = libm::floor(libm::log(u) / libm::log1p(-p));
-    if k >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        k as u64
+
+    pub fn sample(&self, rng: &mut Stream) -> u64 {
+        if self.p >= 1.0 {
+            return 0;
+        }
+        let u = unit_open0(rng);
+        let k = libm::floor(libm::log(u) / self.ln_fail);
+        if k >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            k as u64
+        }
     }
 }
 
@@ -74,7 +90,8 @@ mod tests {
         let mut rng = stream(7, 0);
         let p = 0.48;
         let n = 200_000;
-        let total: u64 = (0..n).map(|_| geometric_failures(&mut rng, p)).sum();
+        let g = Geometric::new(p);
+        let total: u64 = (0..n).map(|_| g.sample(&mut rng)).sum();
         let mean = total as f64 / n as f64;
         let expected = (1.0 - p) / p; // 1.0833
         assert!((mean - expected).abs() < 0.02, "mean {mean} vs {expected}");

@@ -1,12 +1,60 @@
 //! Binned time series in preallocated row-major matrices (one row per
-//! entity, one column per bin). Recording is index arithmetic only.
+//! entity, one column per bin). Recording is index arithmetic only: the bin
+//! of the last recorded time is remembered, so the common case (the same bin
+//! as last time) needs no division.
 
 use crate::units::Time;
+
+/// The bin of a time, cached: times arrive almost in order, so most lookups
+/// fall in the window of the previous one.
+#[derive(Clone, Copy)]
+struct BinCursor {
+    bin: u64,
+    n_bins: usize,
+    /// Index of the cached bin and its window `[lo, hi)`.
+    index: usize,
+    lo: u64,
+    hi: u64,
+}
+
+impl BinCursor {
+    fn new(n_bins: usize, bin: Time) -> Self {
+        BinCursor {
+            bin: bin.0,
+            n_bins,
+            index: 0,
+            lo: 0,
+            hi: bin.0,
+        }
+    }
+
+    /// Bin of time `t` (times past the last bin count in the last bin).
+    #[inline]
+    fn of(&mut self, t: u64) -> usize {
+        if t >= self.lo && t < self.hi {
+            return self.index;
+        }
+        self.seek(t)
+    }
+
+    #[cold]
+    fn seek(&mut self, t: u64) -> usize {
+        let b = t / self.bin;
+        if b as usize >= self.n_bins {
+            // Not cached: the last bin is open-ended.
+            return self.n_bins - 1;
+        }
+        self.index = b as usize;
+        self.lo = b * self.bin;
+        self.hi = self.lo + self.bin;
+        self.index
+    }
+}
 
 /// Sums per bin (bytes sent, delivered, dropped...).
 pub struct BinnedSum {
     pub n_bins: usize,
-    bin: u64,
+    cursor: BinCursor,
     pub data: Vec<u64>,
 }
 
@@ -14,14 +62,14 @@ impl BinnedSum {
     pub fn new(rows: usize, n_bins: usize, bin: Time) -> Self {
         BinnedSum {
             n_bins,
-            bin: bin.0,
+            cursor: BinCursor::new(n_bins, bin),
             data: vec![0; rows * n_bins],
         }
     }
 
     #[inline]
     pub fn add(&mut self, row: usize, t: Time, v: u64) {
-        let b = ((t.0 / self.bin) as usize).min(self.n_bins - 1);
+        let b = self.cursor.of(t.0);
         self.data[row * self.n_bins + b] += v;
     }
 
@@ -35,6 +83,7 @@ impl BinnedSum {
 pub struct BinnedLevel {
     pub n_bins: usize,
     bin: u64,
+    cursor: BinCursor,
     last_t: Vec<u64>,
     level: Vec<u64>,
     /// Integral of the level over each bin, in byte-picoseconds.
@@ -47,6 +96,7 @@ impl BinnedLevel {
         BinnedLevel {
             n_bins,
             bin: bin.0,
+            cursor: BinCursor::new(n_bins, bin),
             last_t: vec![0; rows],
             level: vec![0; rows],
             area: vec![0.0; rows * n_bins],
@@ -57,11 +107,23 @@ impl BinnedLevel {
     /// The level of `row` becomes `v` at time `t`.
     #[inline]
     pub fn set(&mut self, row: usize, t: Time, v: u64) {
-        self.advance(row, t.0);
+        let t = t.0;
+        let (from, level) = (self.last_t[row], self.level[row]);
+        let b = self.cursor.of(t);
+        let i = row * self.n_bins + b;
+        if level == 0 || (from >= self.cursor.lo && t < self.cursor.hi) {
+            // Common case: the old level held within the current bin.
+            self.last_t[row] = t;
+            self.level[row] = v;
+            if level != 0 {
+                self.area[i] += level as f64 * (t - from) as f64;
+            }
+            self.max[i] = self.max[i].max(level.max(v));
+            return;
+        }
+        self.advance(row, t);
         self.level[row] = v;
-        let b = ((t.0 / self.bin) as usize).min(self.n_bins - 1);
-        let m = &mut self.max[row * self.n_bins + b];
-        *m = (*m).max(v);
+        self.max[i] = self.max[i].max(v);
     }
 
     /// Account the current level from the last change up to `t`.

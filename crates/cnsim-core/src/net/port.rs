@@ -22,6 +22,9 @@ pub struct Port {
     /// Strict-priority class for small control frames (reflected probes):
     /// served before `queue`, outside the buffer accounting.
     pub expedited: VecDeque<Frame>,
+    /// Frames on the link toward this port, in arrival order (the `Arrive`
+    /// events carry only the port).
+    pub arriving: VecDeque<Frame>,
     /// Bytes in `queue`, including the frame being transmitted.
     pub occupancy: u64,
     /// What the transmitter is doing.
@@ -61,6 +64,7 @@ impl Port {
             service: None,
             queue: VecDeque::with_capacity(128),
             expedited: VecDeque::new(),
+            arriving: VecDeque::with_capacity(8),
             occupancy: 0,
             tx: TxState::Idle,
             ctrl_pending: None,

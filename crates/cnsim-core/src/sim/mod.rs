@@ -24,6 +24,7 @@ use crate::scenario::spec::{BufferModel, NodeKind, PauseSpec, Scenario};
 use crate::traffic::source::{Source, SourceParams};
 use crate::transport::tcp::{TcpParams, TcpReceiver, TcpSender};
 use crate::units::Time;
+use slab::Slab;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -76,14 +77,23 @@ pub enum RunError {
     Invariant(String),
 }
 
+/// Events are small (12 bytes) because the heap moves them: a frame on a
+/// link waits in its receiving port's `arriving` line, and the few frames
+/// that travel otherwise (notifications, frames between a host's queues and
+/// its egress buffer) wait in `Simulator::parked`, under a slot number.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     TxDone {
         port: u32,
     },
+    /// The first frame of `ports[port].arriving` has been received.
     Arrive {
         port: u32,
-        frame: Frame,
+    },
+    /// A switch-generated message enters the switch as if received on `port`.
+    Inject {
+        port: u32,
+        slot: u32,
     },
     PauseRx {
         port: u32,
@@ -102,7 +112,8 @@ enum Event {
     },
     /// A congestion notification takes effect at its flow's source.
     Notify {
-        frame: Frame,
+        flow: u32,
+        slot: u32,
     },
     /// A rate limiter may release its next frame.
     RlRelease {
@@ -117,7 +128,7 @@ enum Event {
     /// buffer after the loop delay.
     EgressArrive {
         node: u32,
-        frame: Frame,
+        slot: u32,
     },
     /// A host's per-flow queue arbiter is free again.
     ArbiterFree {
@@ -150,12 +161,12 @@ impl Event {
     fn trace(&self) -> (u64, u32) {
         match *self {
             Event::TxDone { port } => (1, port),
-            Event::Arrive { port, .. } => (2, port),
+            Event::Arrive { port } | Event::Inject { port, .. } => (2, port),
             Event::PauseRx { port, .. } => (3, port),
             Event::PauseExpire { port, .. } => (4, port),
             Event::PauseRefresh { port, .. } => (5, port),
             Event::SourceFire { source } => (6, source),
-            Event::Notify { frame } => (7, frame.flow),
+            Event::Notify { flow, .. } => (7, flow),
             Event::RlRelease { flow } => (8, flow),
             Event::Drift { flow, .. } => (9, flow),
             Event::EgressArrive { node, .. } => (10, node),
@@ -195,7 +206,7 @@ impl EventClass for Event {
             | Event::QcnTimer { .. }
             | Event::TcpRto { .. }
             | Event::TcpDelAck { .. } => 1,
-            Event::Arrive { .. } | Event::EgressArrive { .. } => 2,
+            Event::Arrive { .. } | Event::Inject { .. } | Event::EgressArrive { .. } => 2,
             Event::SourceFire { .. } => 3,
         }
     }
@@ -276,7 +287,11 @@ pub struct Simulator {
     to_peer: Vec<Time>,
     /// Link delay plus the receiving node's PAUSE response time, per port.
     pause_to_peer: Vec<Time>,
+    /// Per port: its peer is a host.
+    to_host: Vec<bool>,
     routes: Routes,
+    /// Frames travelling outside a link, referred to by events.
+    parked: Slab<Frame>,
     sources: Vec<Source>,
     flows: Vec<FlowCounters>,
     queues: Vec<QueueCounters>,
@@ -409,6 +424,7 @@ impl Simulator {
         }
         let mut to_peer = Vec::with_capacity(ports.len());
         let mut pause_to_peer = Vec::with_capacity(ports.len());
+        let mut to_host = Vec::with_capacity(ports.len());
         for p in 0..ports.len() {
             let peer_node = &sc.nodes[ports[ports[p].peer as usize].node as usize];
             let latency = match &peer_node.kind {
@@ -417,6 +433,7 @@ impl Simulator {
             };
             to_peer.push(ports[p].delay + latency);
             pause_to_peer.push(ports[p].delay + peer_node.response_time());
+            to_host.push(peer_node.is_host());
             if let NodeKind::Host(h) = &peer_node.kind {
                 ports[p].service = h.service;
             }
@@ -506,7 +523,9 @@ impl Simulator {
             ports,
             to_peer,
             pause_to_peer,
+            to_host,
             routes,
+            parked: Slab::with_capacity(64),
             sources,
             flows: vec![FlowCounters::default(); n_flows],
             queues: vec![QueueCounters::default(); n_ports],
@@ -715,7 +734,17 @@ impl Simulator {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone { port } => self.tx_done(port),
-            Event::Arrive { port, frame } => self.arrive(port, frame),
+            Event::Arrive { port } => {
+                let frame = self.ports[port as usize]
+                    .arriving
+                    .pop_front()
+                    .expect("an Arrive event per frame on the link");
+                self.arrive(port, frame)
+            }
+            Event::Inject { port, slot } => {
+                let frame = self.parked.remove(slot as usize);
+                self.arrive(port, frame)
+            }
             Event::PauseRx { port, quanta } => self.pause_rx(port, quanta),
             Event::PauseExpire { port, generation } => {
                 if self.ports[port as usize]
@@ -740,12 +769,16 @@ impl Simulator {
                     self.schedule_next_unit(source);
                 }
             }
-            Event::Notify { frame } => match frame.kind {
-                FrameKind::ProbeReply => self.e2cm_react(frame),
-                FrameKind::Cnm => self.qcn_react(frame),
-                _ => self.bcn_react(frame),
-            },
-            Event::EgressArrive { node, frame } => {
+            Event::Notify { slot, .. } => {
+                let frame = self.parked.remove(slot as usize);
+                match frame.kind {
+                    FrameKind::ProbeReply => self.e2cm_react(frame),
+                    FrameKind::Cnm => self.qcn_react(frame),
+                    _ => self.bcn_react(frame),
+                }
+            }
+            Event::EgressArrive { node, slot } => {
+                let frame = self.parked.remove(slot as usize);
                 if let Role::Host(h) = &mut self.roles[node as usize] {
                     h.in_delay -= frame.size as u64;
                 }
@@ -845,12 +878,10 @@ impl Simulator {
                 p.occupancy = p.occupancy.saturating_sub(frame.size as u64);
                 let occ = p.occupancy;
                 let node = p.node as usize;
-                let peer = p.peer;
                 self.queue_tx.add(pi, now, frame.size as u64);
                 self.queues[pi].tx_bytes += frame.size as u64;
                 self.occupancy_changed(pi, occ);
-                self.events
-                    .schedule(now + self.to_peer[pi], Event::Arrive { port: peer, frame });
+                self.send_on_link(port, frame);
                 match &self.roles[node] {
                     Role::Switch(_) => {
                         let inp = &mut self.ports[frame.in_port as usize].input_occupancy;
@@ -864,15 +895,64 @@ impl Simulator {
             TxState::Expedited => {
                 let p = &mut self.ports[pi];
                 let frame = p.expedited.pop_front().expect("a frame is on the wire");
-                let peer = p.peer;
                 self.queue_tx.add(pi, now, frame.size as u64);
                 self.queues[pi].tx_bytes += frame.size as u64;
-                self.events
-                    .schedule(now + self.to_peer[pi], Event::Arrive { port: peer, frame });
+                self.send_on_link(port, frame);
             }
             TxState::Idle => unreachable!("TxDone on an idle port"),
         }
         self.try_start(port);
+    }
+
+    /// The last bit of `frame` left `port`: it is received at the peer
+    /// after the link delay and the receiving node's latency. Arrivals on a
+    /// link keep their order (the delay is constant), so the frame waits in
+    /// the peer's `arriving` line and the event names only the port.
+    ///
+    /// A UDP frame toward its destination host is delivered at once, with
+    /// its arrival time: nothing at a host reacts to it, so the event would
+    /// only cost time. (E2CM's destination measurement counts bytes when a
+    /// probe arrives, so with it frames take the event.) A frame that would
+    /// arrive after the end stays on the link.
+    #[inline]
+    fn send_on_link(&mut self, port: u32, frame: Frame) {
+        let pi = port as usize;
+        let peer = self.ports[pi].peer;
+        let at = self.now + self.to_peer[pi];
+        if self.to_host[pi]
+            && frame.kind == FrameKind::Data
+            && at < self.end
+            && self.probe_sink.is_empty()
+            && !self.is_tcp(frame.flow)
+        {
+            let node = self.ports[peer as usize].node as usize;
+            self.deliver_udp(node, frame, at);
+            return;
+        }
+        self.ports[peer as usize].arriving.push_back(frame);
+        self.events.schedule(at, Event::Arrive { port: peer });
+    }
+
+    /// A UDP data frame reaches its destination host at `at`.
+    fn deliver_udp(&mut self, node: usize, frame: Frame, at: Time) {
+        let f = frame.flow as usize;
+        self.flows[f].deliver(at, frame.created, frame.size as u64);
+        #[cfg(test)]
+        if self.fault == invariants::Fault::DeliverTwice {
+            self.flows[f].deliver(at, frame.created, frame.size as u64);
+        }
+        self.check_delivery(node, frame.flow, frame.aux);
+        self.flow_rx.add(f, at, frame.size as u64);
+        if !self.probe_sink.is_empty() {
+            self.probe_sink[f].rx_bytes += frame.size as u64;
+        }
+    }
+
+    /// `frame` takes effect at its flow's source at `at`.
+    fn schedule_notify(&mut self, at: Time, frame: Frame) {
+        let flow = frame.flow;
+        let slot = self.parked.insert(frame) as u32;
+        self.events.schedule(at, Event::Notify { flow, slot });
     }
 
     // ---- switches and sinks -------------------------------------------
@@ -886,23 +966,12 @@ impl Simulator {
                 match frame.kind {
                     FrameKind::Data if self.is_tcp(frame.flow) => self.tcp_segment(node, frame),
                     FrameKind::Ack => self.tcp_ack(frame),
-                    FrameKind::Data => {
-                        let f = frame.flow as usize;
-                        self.flows[f].deliver(now, frame.created, frame.size as u64);
-                        #[cfg(test)]
-                        if self.fault == invariants::Fault::DeliverTwice {
-                            self.flows[f].deliver(now, frame.created, frame.size as u64);
-                        }
-                        self.check_delivery(node, frame.flow, frame.aux);
-                        self.flow_rx.add(f, now, frame.size as u64);
-                        if !self.probe_sink.is_empty() {
-                            self.probe_sink[f].rx_bytes += frame.size as u64;
-                        }
-                    }
+                    FrameKind::Data => self.deliver_udp(node, frame, now),
                     FrameKind::Probe => self.reflect_probe(node, frame),
-                    _ => self
-                        .events
-                        .schedule(now + h.response_time, Event::Notify { frame }),
+                    _ => {
+                        let at = now + h.response_time;
+                        self.schedule_notify(at, frame);
+                    }
                 }
                 return;
             }
@@ -1057,14 +1126,10 @@ impl Simulator {
     /// A congestion point's message is built and queued like a frame
     /// received on the sampled frame's input, after the switch latency.
     fn send_notification(&mut self, node: usize, message: Frame) {
-        let latency = self.switch_latency[node];
-        self.events.schedule(
-            self.now + latency,
-            Event::Arrive {
-                port: message.in_port,
-                frame: message,
-            },
-        );
+        let at = self.now + self.switch_latency[node];
+        let port = message.in_port;
+        let slot = self.parked.insert(message) as u32;
+        self.events.schedule(at, Event::Inject { port, slot });
     }
 
     /// Line rate of a flow's source, bit/s.
@@ -1398,6 +1463,7 @@ impl Simulator {
     // ---- PAUSE ----------------------------------------------------------
 
     /// Global mode: an output at XOFF holds every other port's upstream.
+    #[inline]
     fn output_pause_check(&mut self, node: usize, out: u32) {
         let Role::Switch(SwitchState {
             pause: Some(ps), ..
@@ -1431,6 +1497,7 @@ impl Simulator {
     }
 
     /// Per-input mode: an input's partition at XOFF holds that input's upstream.
+    #[inline]
     fn input_pause_check(&mut self, node: usize, inp: u32) {
         let Role::Switch(SwitchState {
             pause: Some(ps), ..
@@ -1610,9 +1677,10 @@ impl Simulator {
             self.egress_enqueue(node, frame);
         } else {
             h.in_delay += frame.size as u64;
+            let at = self.now + h.loop_delay;
             let node = node as u32;
-            self.events
-                .schedule(self.now + h.loop_delay, Event::EgressArrive { node, frame });
+            let slot = self.parked.insert(frame) as u32;
+            self.events.schedule(at, Event::EgressArrive { node, slot });
         }
     }
 
@@ -1722,10 +1790,8 @@ impl Simulator {
         // Frames still buffered or on their way at the end.
         let queued = self.ports.iter().flat_map(|p| p.queue.iter());
         let limited = self.limiters.iter().flat_map(|rl| rl.queue.iter());
-        let travelling = self.events.iter().filter_map(|ev| match ev {
-            Event::Arrive { frame, .. } | Event::EgressArrive { frame, .. } => Some(frame),
-            _ => None,
-        });
+        let on_links = self.ports.iter().flat_map(|p| p.arriving.iter());
+        let travelling = on_links.chain(self.parked.iter().map(|(_, f)| f));
         for f in queued.chain(limited).chain(travelling) {
             if f.is_data() && !self.flow_tcp.get(f.flow as usize).copied().unwrap_or(false) {
                 self.flows[f.flow as usize].volume.in_flight(f.size as u64);
@@ -1882,7 +1948,8 @@ sample_interval = "1000MB"
             kind: FrameKind::Bcn,
             qfb: 0,
         };
-        s.events.schedule(t0, Event::Arrive { port: 1, frame });
+        let slot = s.parked.insert(frame) as u32;
+        s.events.schedule(t0, Event::Inject { port: 1, slot });
         let mut t = t0;
         while s.limiters[0].messages == 0 {
             t = t + Time::from_us(1);
@@ -1914,7 +1981,7 @@ sample_interval = "1000MB"
             kind,
             qfb: 0,
         };
-        s.events.schedule(at, Event::Notify { frame });
+        s.schedule_notify(at, frame);
     }
 
     const CP: u32 = 2; // SW's port toward H2

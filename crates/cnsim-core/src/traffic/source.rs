@@ -12,7 +12,7 @@
 //! A source whose host egress buffer is full keeps its unfinished unit and
 //! stops; it resumes at the first slot after space frees up.
 
-use crate::engine::rng::{geometric_failures, Stream};
+use crate::engine::rng::{Geometric, Stream};
 use crate::scenario::schema::Transport;
 use crate::units::Time;
 
@@ -22,7 +22,8 @@ pub struct Source {
     pub transport: Transport,
     pub host_port: u32,
     rng: Stream,
-    load: f64,
+    /// Empty slots before the next unit.
+    gaps: Geometric,
     slot: Time,
     slot_offset: Option<Time>,
     start: Time,
@@ -69,7 +70,7 @@ impl Source {
             transport: p.transport,
             host_port: p.host_port,
             rng: p.rng,
-            load: p.load,
+            gaps: Geometric::new(p.load),
             slot: p.slot,
             slot_offset: p.slot_offset,
             start: p.start,
@@ -89,7 +90,7 @@ impl Source {
             let since = (now - self.start).0;
             self.next_slot = self.next_slot.max(since.div_ceil(self.slot.0));
         }
-        let k = geometric_failures(&mut self.rng, self.load);
+        let k = self.gaps.sample(&mut self.rng);
         let slot = self.next_slot.checked_add(k)?;
         let offset = match self.slot_offset {
             Some(o) => o.0,
