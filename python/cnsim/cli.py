@@ -8,6 +8,7 @@
                 [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce STUDY [--quick] [--out DIR] [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce --list
+    cnsim bench [NAME ...] [--quick] [--json OUT] [--peers [--peer-seeds N]]
 
 Errors are reported as one line ``error: <message>`` on stderr, with exit
 status 2 for bad input (scenario, missing file, bad option) and 1 for a
@@ -348,6 +349,51 @@ def reproduce(
         lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
         _error("\n".join(lines))
         return EXIT_RUNTIME
+    return 0
+
+
+@cli.command()
+@click.argument("names", nargs=-1)
+@click.option("--quick", is_flag=True, help="Shorter runs and fewer seeds (a smoke test of the set).")
+@click.option("--json", "json_out", type=click.Path(path_type=Path), default=None, metavar="OUT",
+              help="Also write the numbers (and the machine) as JSON.")
+@click.option("--peers", is_flag=True, help="Then run the side-by-side comparison against ns-3 (bench/peers/ns3).")
+@click.option("--peer-seeds", type=click.IntRange(1), default=3, show_default=True,
+              help="Seeds of the ns-3 comparison.")
+def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: bool, peer_seeds: int) -> int:
+    """Run the benchmark set (bench/benchmarks.toml), or the benchmarks whose name starts with one of NAMES."""
+    from rich.console import Console
+
+    from . import bench as benchmarks
+    from .console import bench_table
+
+    try:
+        chosen = benchmarks.select(benchmarks.load_benchmarks(), names)
+    except benchmarks.BenchError as exc:
+        raise CliError(str(exc)) from None
+    console = Console()
+    if not console.is_terminal:
+        console.width = 120  # whole rows in logs and pipes
+    info = benchmarks.machine()
+    console.print(f"[bold]cnsim bench[/]{' --quick' if quick else ''}: {info['nproc']} cores, {info['cpu']}, "
+                  f"{info['build']}, engine {info['engine_id']}, one thread, checks on")
+    rows = []
+    for b in chosen:
+        with console.status(f"{b.name}: {b.about}"):
+            rows.append(benchmarks.run_benchmark(b, quick=quick))
+    console.print(bench_table(rows))
+    peer_json = json_out.with_name(json_out.stem + "-ns3.json") if (json_out and peers) else None
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"machine": info, "quick": quick, "benchmarks": rows,
+               "peers": str(peer_json) if peer_json else None}
+        json_out.write_text(json.dumps(doc, indent=1))
+    if peers:
+        console.print("\n[bold]ns-3 side by side[/] (bench/peers/ns3/compare.py)")
+        code = benchmarks.run_peers(peer_seeds, peer_json)
+        if code != 0:
+            _error(f"the ns-3 comparison failed (exit status {code}); see its output above")
+            return EXIT_RUNTIME
     return 0
 
 

@@ -130,6 +130,29 @@ def performance_line(summary: dict[str, Any]) -> str:
     return "  ·  ".join(parts)
 
 
+def bench_table(rows: Sequence[dict[str, Any]]) -> Table:
+    """`cnsim bench`: one row per benchmark, engine numbers summed over its runs."""
+    t = Table(show_edge=False, header_style="bold")
+    t.add_column("benchmark", no_wrap=True)
+    for name in ("runs", "simulated", "wall", "events", "M ev/s", "frame-hops", "M fh/s", "slowdown", "peak MB"):
+        t.add_column(name, justify="right", no_wrap=True)
+    for r in rows:
+        eps, fhps = r.get("events_per_s"), r.get("frame_hops_per_s")
+        t.add_row(
+            r["name"],
+            str(r["runs"]),
+            format_seconds(r["simulated_s"]),
+            format_seconds(r["wall_s"]),
+            _int(r["events"]),
+            f"{eps / 1e6:.2f}" if eps else "?",
+            _int(r["frame_hops"]),
+            f"{fhps / 1e6:.2f}" if fhps else "?",
+            f"{r['slowdown']:.3g}×" if r.get("slowdown") else "?",
+            f"{r['peak_memory_bytes'] / 1e6:.0f}" if r.get("peak_memory_bytes") else "?",
+        )
+    return t
+
+
 def _int(value: Any) -> str:
     if value is None:
         return "?"

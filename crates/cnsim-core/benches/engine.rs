@@ -1,6 +1,6 @@
 //! Benchmarks: study A end to end (frame-hops/s as criterion throughput),
-//! one TCP flow against one UDP flow of the same rate, and the event queue
-//! on its own.
+//! one TCP flow against one UDP flow of the same rate, the cost of one
+//! frame-hop on the simplest path, and the event queue on its own.
 //!
 //! `cargo bench -p cnsim-core --bench engine`
 
@@ -91,8 +91,50 @@ fn transport(c: &mut Criterion) {
     }
 }
 
+/// One saturated UDP source, H1 -> SW -> H2, 10 ms: nothing but frames
+/// moving (two hops each), so the time per element is one frame-hop's cost.
+fn frame_hop(c: &mut Criterion) {
+    let text = r#"
+duration = "10ms"
+[[switches]]
+name = "SW"
+latency = "1us"
+buffer = "150KB"
+[[hosts]]
+name = "H1"
+egress = "150KB"
+[[hosts]]
+name = "H2"
+[[links]]
+between = ["H1", "SW"]
+delay = "0.5us"
+[[links]]
+between = ["SW", "H2"]
+delay = "0.5us"
+[[sources]]
+host = "H1"
+to = "H2"
+load = 1.0
+"#;
+    let sc = cnsim_core::scenario::load(text, "hop.toml", cnsim_core::Format::Toml, &[])
+        .expect("valid scenario");
+    let probe = cnsim_core::run(&sc, &RunOptions::default()).expect("runs");
+    eprintln!(
+        "frame_hop: {} events, {} frame-hops per 10 ms run",
+        probe.summary.events, probe.summary.frame_hops
+    );
+    let mut g = c.benchmark_group("frame_hop");
+    g.sample_size(30);
+    g.throughput(Throughput::Elements(probe.summary.frame_hops));
+    g.bench_function("two-hop path", |b| {
+        b.iter(|| cnsim_core::run(black_box(&sc), &RunOptions::default()).unwrap())
+    });
+    g.finish();
+}
+
+/// As large as the simulator's events (12 bytes).
 #[derive(Clone, Copy)]
-struct Ev(#[allow(dead_code)] [u64; 4]);
+struct Ev(#[allow(dead_code)] [u32; 3]);
 impl EventClass for Ev {
     fn class(&self) -> u8 {
         0
@@ -100,34 +142,37 @@ impl EventClass for Ev {
 }
 
 fn event_queue(c: &mut Criterion) {
-    // Hold ~1000 pending events and do push/pop pairs, as a busy network does.
+    // Hold `pending` events and do pop/schedule pairs, as a network does:
+    // study A keeps about 17 pending, a fat tree thousands.
     let mut g = c.benchmark_group("event_queue");
     g.throughput(Throughput::Elements(100_000));
-    g.bench_function("push+pop, 1000 pending", |b| {
-        b.iter_batched(
-            || {
-                let mut q = EventQueue::with_capacity(2048);
-                for i in 0..1000u64 {
-                    q.schedule(Time(i * 997 % 1000), Ev([i; 4]));
-                }
-                q
-            },
-            |mut q| {
-                let mut x = 12345u64;
-                for _ in 0..100_000 {
-                    let (t, e) = q.pop().unwrap();
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    q.schedule(Time(t.0 + 1 + (x >> 54)), e);
-                }
-                q
-            },
-            BatchSize::SmallInput,
-        )
-    });
+    for pending in [16u64, 1000, 100_000] {
+        g.bench_function(format!("pop+schedule, {pending} pending"), |b| {
+            b.iter_batched(
+                || {
+                    let mut q = EventQueue::with_capacity(2 * pending as usize);
+                    for i in 0..pending {
+                        q.schedule(Time(i * 997 % pending), Ev([i as u32; 3]));
+                    }
+                    q
+                },
+                |mut q| {
+                    let mut x = 12345u64;
+                    for _ in 0..100_000 {
+                        let (t, e) = q.pop().unwrap();
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        q.schedule(Time(t.0 + 1 + (x >> 54) % (2 * pending)), e);
+                    }
+                    q
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
     g.finish();
 }
 
-criterion_group!(benches, study_a, transport, event_queue);
+criterion_group!(benches, study_a, transport, frame_hop, event_queue);
 criterion_main!(benches);
