@@ -1211,7 +1211,9 @@ pub(super) fn unknown_name<'n>(
 }
 
 /// Every source must reach each of its destinations through switches only.
-/// `raw` are the entries the sources were built from, one each.
+/// `raw` are the entries the sources were built from, one each. Linear in
+/// the topology: the routing table (a row per switch, a column per host)
+/// is only built for a run, whose memory estimate counts it.
 fn check_connectivity(
     b: &Builder,
     nodes: &[NodeSpec],
@@ -1219,7 +1221,7 @@ fn check_connectivity(
     sources: &[SourceSpec],
     raw: &[Entry<RawSource>],
 ) -> Result<(), ScenarioError> {
-    let table = crate::net::routing::Routes::compute(nodes, links);
+    let table = crate::net::routing::Reach::compute(nodes, links);
     for (s, entry) in sources.iter().zip(raw) {
         for (k, &d) in s.dsts.iter().enumerate() {
             if !table.reachable(s.host, d) {
