@@ -1,21 +1,41 @@
-//! Shortest-path routing, computed once before the run.
+//! Shortest-path routing with equal-cost multipath (ECMP), computed once
+//! before the run.
 //!
 //! Ports are numbered by link: link i has port 2i at its `a` end (toward `b`)
-//! and port 2i+1 at its `b` end. Hosts never carry transit traffic. Among
-//! equal-length paths the next hop with the lowest port number wins, so
-//! routes are deterministic.
+//! and port 2i+1 at its `b` end. Hosts never carry transit traffic. A switch
+//! keeps, for each destination host, every port on a shortest path (in port
+//! order). With one such port that is the route; with several (an ECMP
+//! group) each flow takes the port picked by a hash of its flow id and the
+//! switch's node id, so all frames of a flow follow one path, the same in
+//! every run and with every seed, while different flows spread over the
+//! group.
+//!
+//! The table has a row for every node up to the last switch (a scenario
+//! lists its switches first, so that is one row per switch): a host's
+//! route is its only port, and the engine asks the table at switches only.
 
 use crate::scenario::spec::{LinkSpec, NodeSpec};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 pub const NO_ROUTE: u32 = u32::MAX;
+
+/// Set in a table entry that names an ECMP group (its offset in `groups`)
+/// instead of a port. Port numbers stay far below it (2 per link).
+const ECMP: u32 = 1 << 31;
 
 pub struct Routes {
     n_hosts: usize,
     /// host number of each node (`u32::MAX` for switches)
     host_of: Vec<u32>,
-    /// next_port[node * n_hosts + host]
-    next_port: Vec<u32>,
+    /// Per host number: the node at the other end of its link.
+    host_peer: Vec<u32>,
+    /// Rows of `next`: every node below this index has one.
+    rows: usize,
+    /// next[node * n_hosts + host]: a port, `ECMP | offset` of a group in
+    /// `groups`, or `NO_ROUTE`.
+    next: Vec<u32>,
+    /// ECMP groups, each stored once: its size, then its ports in port order.
+    groups: Vec<u32>,
 }
 
 /// Ports of each node, in port order: (port id, peer node).
@@ -28,60 +48,117 @@ pub fn adjacency(n_nodes: usize, links: &[LinkSpec]) -> Vec<Vec<(u32, usize)>> {
     adj
 }
 
+/// The SplitMix64 finalizer: a cheap, well-mixed 64-bit hash.
+#[inline]
+fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Which member of an ECMP group of `size` ports flow `flow` takes at node
+/// `node`. The node is in the hash so that successive switches choose
+/// independently (no polarization: a flow's choice at the aggregation layer
+/// does not follow from its choice at the edge).
+#[inline]
+pub fn ecmp_member(flow: u32, node: usize, size: u32) -> u32 {
+    (mix64(((flow as u64) << 32) | (node as u64 & 0xffff_ffff)) % size as u64) as u32
+}
+
 impl Routes {
     pub fn compute(nodes: &[NodeSpec], links: &[LinkSpec]) -> Routes {
         let n = nodes.len();
+        let adj = adjacency(n, links);
         let mut host_of = vec![u32::MAX; n];
-        let mut hosts = Vec::new();
+        let mut host_node = Vec::new();
+        let mut host_peer = Vec::new();
         for (i, node) in nodes.iter().enumerate() {
             if node.is_host() {
-                host_of[i] = hosts.len() as u32;
-                hosts.push(i);
+                host_of[i] = host_node.len() as u32;
+                host_node.push(i as u32);
+                host_peer.push(adj[i].first().map_or(u32::MAX, |&(_, v)| v as u32));
             }
         }
-        let adj = adjacency(n, links);
-        let mut next_port = vec![NO_ROUTE; n * hosts.len()];
+        let n_hosts = host_node.len();
+        let rows = table_rows(nodes);
+        let mut next = vec![NO_ROUTE; rows * n_hosts];
+        let mut groups = Vec::new();
+        let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
+
+        // A host is reached through the switch at the other end of its
+        // link, so one breadth-first search over the switches per such
+        // switch serves all the hosts behind it.
+        let mut behind: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (h, &w) in host_peer.iter().enumerate() {
+            if w != u32::MAX && !nodes[w as usize].is_host() {
+                behind[w as usize].push(h as u32);
+            }
+        }
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
-        for (h, &dst) in hosts.iter().enumerate() {
+        let mut members = Vec::new();
+        for (w, hosts) in behind.iter().enumerate() {
+            if hosts.is_empty() {
+                continue;
+            }
             dist.fill(u32::MAX);
-            dist[dst] = 0;
+            dist[w] = 0;
             queue.clear();
-            queue.push_back(dst);
+            queue.push_back(w);
             while let Some(u) = queue.pop_front() {
-                // Only the destination itself and switches relay toward it.
-                if u != dst && nodes[u].is_host() {
-                    continue;
-                }
                 for &(_, v) in &adj[u] {
-                    if dist[v] == u32::MAX {
+                    if dist[v] == u32::MAX && !nodes[v].is_host() {
                         dist[v] = dist[u] + 1;
                         queue.push_back(v);
                     }
                 }
             }
-            for u in 0..n {
-                if u == dst || dist[u] == u32::MAX {
+            for &h in hosts {
+                let port = adj[w]
+                    .iter()
+                    .find(|&&(_, v)| v == host_node[h as usize] as usize)
+                    .map(|&(p, _)| p)
+                    .expect("a host's peer has a port toward it");
+                next[w * n_hosts + h as usize] = port;
+            }
+            for u in 0..rows {
+                if u == w || dist[u] == u32::MAX || nodes[u].is_host() {
                     continue;
                 }
-                let best = adj[u]
-                    .iter()
-                    .filter(|&&(_, v)| {
-                        dist[v] != u32::MAX
-                            && dist[v] + 1 == dist[u]
-                            && (v == dst || !nodes[v].is_host())
-                    })
-                    .map(|&(p, _)| p)
-                    .min();
-                if let Some(p) = best {
-                    next_port[u * hosts.len() + h] = p;
+                members.clear();
+                members.extend(
+                    adj[u]
+                        .iter()
+                        .filter(|&&(_, v)| dist[v] != u32::MAX && dist[v] + 1 == dist[u])
+                        .map(|&(p, _)| p),
+                );
+                let entry = match members.len() {
+                    0 => continue,
+                    1 => members[0],
+                    _ => match interned.get(&members[..]) {
+                        Some(&at) => ECMP | at,
+                        None => {
+                            let at = groups.len() as u32;
+                            assert!(at < ECMP - 1, "ECMP groups beyond 2^31 entries");
+                            groups.push(members.len() as u32);
+                            groups.extend_from_slice(&members);
+                            interned.insert(members.clone(), at);
+                            ECMP | at
+                        }
+                    },
+                };
+                for &h in hosts {
+                    next[u * n_hosts + h as usize] = entry;
                 }
             }
         }
         Routes {
-            n_hosts: hosts.len(),
+            n_hosts,
             host_of,
-            next_port,
+            host_peer,
+            rows,
+            next,
+            groups,
         }
     }
 
@@ -90,16 +167,304 @@ impl Routes {
         (h != u32::MAX).then_some(h)
     }
 
-    /// Output port at `node` toward host number `host`, or `NO_ROUTE`.
+    /// Output port at switch `node` toward host number `host` for frames
+    /// of flow `flow`, or `NO_ROUTE`.
     #[inline]
-    pub fn next_port(&self, node: usize, host: u32) -> u32 {
-        self.next_port[node * self.n_hosts + host as usize]
+    pub fn next_port(&self, node: usize, host: u32, flow: u32) -> u32 {
+        let e = self.next[node * self.n_hosts + host as usize];
+        if e & ECMP == 0 {
+            return e;
+        }
+        self.ecmp_port(e, node, flow)
     }
 
-    pub fn reachable(&self, from: usize, to: usize) -> bool {
-        match self.host_number(to) {
-            Some(h) => from == to || self.next_port(from, h) != NO_ROUTE,
-            None => false,
+    #[cold]
+    #[inline(never)]
+    fn ecmp_port(&self, e: u32, node: usize, flow: u32) -> u32 {
+        if e == NO_ROUTE {
+            return NO_ROUTE;
         }
+        let at = (e & !ECMP) as usize;
+        let size = self.groups[at];
+        self.groups[at + 1 + ecmp_member(flow, node, size) as usize]
+    }
+
+    /// Every port on a shortest path from switch `node` toward host number
+    /// `host`, in port order (empty without a route).
+    pub fn next_ports(&self, node: usize, host: u32) -> &[u32] {
+        let i = node * self.n_hosts + host as usize;
+        match self.next[i] {
+            NO_ROUTE => &[],
+            e if e & ECMP == 0 => std::slice::from_ref(&self.next[i]),
+            e => {
+                let at = (e & !ECMP) as usize;
+                &self.groups[at + 1..at + 1 + self.groups[at] as usize]
+            }
+        }
+    }
+
+    /// Whether a frame from node `from` can reach node `to` (a host).
+    pub fn reachable(&self, from: usize, to: usize) -> bool {
+        let Some(h) = self.host_number(to) else {
+            return false;
+        };
+        if from == to {
+            return true;
+        }
+        let at = match self.host_number(from) {
+            // A host sends over its only link.
+            Some(f) => self.host_peer[f as usize] as usize,
+            None => from,
+        };
+        at == to || (at < self.rows && self.next[at * self.n_hosts + h as usize] != NO_ROUTE)
+    }
+
+    /// Entries in the table and in its groups (for memory estimates and tests).
+    pub fn table_entries(&self) -> usize {
+        self.next.len() + self.groups.len()
+    }
+}
+
+/// Entries the routing table of this topology takes, before groups (which
+/// are stored once each and add little): one per destination host for
+/// every node up to the last switch.
+pub fn table_size(nodes: &[NodeSpec]) -> u64 {
+    let hosts = nodes.iter().filter(|x| x.is_host()).count() as u64;
+    (table_rows(nodes) as u64).saturating_mul(hosts)
+}
+
+/// Rows of the table: every node up to the last switch.
+fn table_rows(nodes: &[NodeSpec]) -> usize {
+    nodes
+        .iter()
+        .rposition(|x| !x.is_host())
+        .map_or(0, |i| i + 1)
+}
+
+/// Reachability without the table: `reach[node]` names the group of
+/// switches a node sends into (its own for a switch, its peer's for a
+/// host), so that host `a` reaches host `b` if they are linked to each
+/// other or their groups are equal. Linear in the size of the topology.
+pub struct Reach {
+    comp: Vec<u32>,
+    peer: Vec<u32>,
+}
+
+impl Reach {
+    pub fn compute(nodes: &[NodeSpec], links: &[LinkSpec]) -> Reach {
+        let n = nodes.len();
+        let mut parent: Vec<u32> = (0..n as u32).collect();
+        fn find(parent: &mut [u32], mut x: u32) -> u32 {
+            while parent[x as usize] != x {
+                let up = parent[parent[x as usize] as usize];
+                parent[x as usize] = up;
+                x = up;
+            }
+            x
+        }
+        let mut peer = vec![u32::MAX; n];
+        for l in links {
+            match (nodes[l.a].is_host(), nodes[l.b].is_host()) {
+                (false, false) => {
+                    let (ra, rb) = (find(&mut parent, l.a as u32), find(&mut parent, l.b as u32));
+                    parent[ra.max(rb) as usize] = ra.min(rb);
+                }
+                _ => {
+                    for (x, y) in [(l.a, l.b), (l.b, l.a)] {
+                        if nodes[x].is_host() && peer[x] == u32::MAX {
+                            peer[x] = y as u32;
+                        }
+                    }
+                }
+            }
+        }
+        let comp = (0..n as u32)
+            .map(|x| {
+                if !nodes[x as usize].is_host() {
+                    find(&mut parent, x)
+                } else {
+                    match peer[x as usize] {
+                        p if p != u32::MAX && !nodes[p as usize].is_host() => find(&mut parent, p),
+                        _ => u32::MAX,
+                    }
+                }
+            })
+            .collect();
+        Reach { comp, peer }
+    }
+
+    /// Whether a frame from host `from` can reach host `to`.
+    pub fn reachable(&self, from: usize, to: usize) -> bool {
+        from == to
+            || self.peer[from] == to as u32
+            || (self.comp[from] != u32::MAX && self.comp[from] == self.comp[to])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load, Format};
+
+    fn routes(text: &str) -> (crate::Scenario, Routes) {
+        let sc = load(text, "t.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let r = Routes::compute(&sc.nodes, &sc.links);
+        (sc, r)
+    }
+
+    fn node(sc: &crate::Scenario, name: &str) -> usize {
+        sc.nodes.iter().position(|n| n.name == name).unwrap()
+    }
+
+    /// H1 - A, A - B1, A - B2, B1 - C, B2 - C, C - H2: two equal paths.
+    const DIAMOND: &str = r#"
+duration = "1ms"
+[[switches]]
+name = "A"
+[[switches]]
+name = "B1"
+[[switches]]
+name = "B2"
+[[switches]]
+name = "C"
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+[[links]]
+between = ["H1", "A"]
+[[links]]
+between = ["A", "B1"]
+[[links]]
+between = ["A", "B2"]
+[[links]]
+between = ["B1", "C"]
+[[links]]
+between = ["B2", "C"]
+[[links]]
+between = ["C", "H2"]
+"#;
+
+    #[test]
+    fn a_diamond_gives_a_group_of_two_and_single_ports_elsewhere() {
+        let (sc, r) = routes(DIAMOND);
+        let (a, b1, c) = (node(&sc, "A"), node(&sc, "B1"), node(&sc, "C"));
+        let h2 = r.host_number(node(&sc, "H2")).unwrap();
+        let h1 = r.host_number(node(&sc, "H1")).unwrap();
+        // Links 1 and 2 leave A from their `a` end: ports 2 and 4.
+        assert_eq!(r.next_ports(a, h2), &[2, 4]);
+        assert_eq!(r.next_ports(c, h1), &[7, 9]);
+        assert_eq!(r.next_ports(b1, h2), &[6]);
+        assert_eq!(r.next_port(b1, h2, 12345), 6);
+        assert_eq!(r.next_ports(a, h1), &[1]);
+        // Both members are used, each flow always the same one.
+        let picks: Vec<u32> = (0..64).map(|f| r.next_port(a, h2, f)).collect();
+        assert!(picks.contains(&2) && picks.contains(&4), "{picks:?}");
+        for f in 0..64 {
+            assert_eq!(r.next_port(a, h2, f), picks[f as usize]);
+        }
+        // Two groups (A toward H2, C toward H1), each its size and two ports.
+        assert_eq!(r.groups.len(), 6, "{:?}", r.groups);
+    }
+
+    #[test]
+    fn the_hash_spreads_flows_evenly_and_differs_between_nodes() {
+        for size in [2u32, 3, 4, 8] {
+            let mut counts = vec![0u32; size as usize];
+            for f in 0..8000 {
+                counts[ecmp_member(f, 7, size) as usize] += 1;
+            }
+            let even = 8000 / size;
+            for c in &counts {
+                assert!(c.abs_diff(even) < even / 10, "size {size}: {counts:?}");
+            }
+        }
+        // Choices at two nodes are independent: all four pairs occur about
+        // equally often (with one hash, two switches would choose alike).
+        let mut pairs = [0u32; 4];
+        for f in 0..8000 {
+            pairs[(ecmp_member(f, 3, 2) * 2 + ecmp_member(f, 4, 2)) as usize] += 1;
+        }
+        for c in pairs {
+            assert!(c.abs_diff(2000) < 200, "{pairs:?}");
+        }
+    }
+
+    #[test]
+    fn a_single_shortest_path_is_one_port() {
+        // S1 and S2 joined directly and through S3: only the direct link
+        // is on a shortest path.
+        let (sc, r) = routes(
+            r#"
+duration = "1ms"
+[[switches]]
+name = "S1"
+[[switches]]
+name = "S2"
+[[switches]]
+name = "S3"
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+[[links]]
+between = ["H1", "S1"]
+[[links]]
+between = ["S1", "S3"]
+[[links]]
+between = ["S3", "S2"]
+[[links]]
+between = ["S1", "S2"]
+[[links]]
+between = ["S2", "H2"]
+"#,
+        );
+        let h2 = r.host_number(node(&sc, "H2")).unwrap();
+        assert_eq!(r.next_ports(node(&sc, "S1"), h2), &[6]);
+        assert_eq!(r.next_ports(node(&sc, "S3"), h2), &[4]);
+        assert!(r.reachable(node(&sc, "H1"), node(&sc, "H2")));
+        assert_eq!(r.table_entries(), 3 * 2);
+    }
+
+    #[test]
+    fn reach_agrees_with_the_table() {
+        let text = r#"
+duration = "1ms"
+[[switches]]
+name = "S1"
+[[switches]]
+name = "S2"
+[[hosts]]
+name = "A"
+[[hosts]]
+name = "B"
+[[hosts]]
+name = "C"
+[[hosts]]
+name = "D"
+[[hosts]]
+name = "E"
+[[links]]
+between = ["A", "S1"]
+[[links]]
+between = ["B", "S1"]
+[[links]]
+between = ["C", "S2"]
+[[links]]
+between = ["D", "E"]
+"#;
+        let (sc, r) = routes(text);
+        let reach = Reach::compute(&sc.nodes, &sc.links);
+        let hosts: Vec<usize> = (0..sc.nodes.len())
+            .filter(|&i| sc.nodes[i].is_host())
+            .collect();
+        let mut yes = 0;
+        for &a in &hosts {
+            for &b in &hosts {
+                assert_eq!(reach.reachable(a, b), r.reachable(a, b), "{a} -> {b}");
+                yes += (a != b && reach.reachable(a, b)) as u32;
+            }
+        }
+        assert_eq!(yes, 4, "A<->B and D<->E");
     }
 }

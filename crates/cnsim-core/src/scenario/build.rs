@@ -160,7 +160,7 @@ impl<'a> Builder<'a> {
             return Err(self.loc.error_at(
                 None,
                 String::new(),
-                "empty topology: no [[hosts]] or [[switches]]".into(),
+                "empty topology: no [[hosts]] or [[switches]], and no [topology]".into(),
             ));
         }
         let defaults = raw.defaults.unwrap_or_default();
@@ -400,12 +400,14 @@ impl<'a> Builder<'a> {
                 dp.key("response_time"),
             ))?
             .unwrap_or(Time::ZERO);
-        let buffer_bytes = self.opt_size(pick(
+        let buffer_src = pick(
             &sw.buffer,
             p.key("buffer"),
             d.map(|d| &d.buffer),
             dp.key("buffer"),
-        ))?;
+        );
+        let buffer_path = buffer_src.as_ref().map(|(_, bp)| bp.clone());
+        let buffer_bytes = self.opt_size(buffer_src)?;
         let model = pick(
             &sw.buffer_model,
             p.key("buffer_model"),
@@ -428,7 +430,7 @@ impl<'a> Builder<'a> {
         if let BufferModel::PerOutput { bytes } | BufferModel::PerInput { bytes } = buffer {
             if bytes < FRAME_RANGE.0 {
                 return Err(self.err(
-                    &p.key("buffer"),
+                    &buffer_path.expect("a buffer size was given"),
                     format!(
                         "expected a buffer of at least {} B, found {bytes} B",
                         FRAME_RANGE.0
@@ -1211,7 +1213,9 @@ pub(super) fn unknown_name<'n>(
 }
 
 /// Every source must reach each of its destinations through switches only.
-/// `raw` are the entries the sources were built from, one each.
+/// `raw` are the entries the sources were built from, one each. Linear in
+/// the topology: the routing table (a row per switch, a column per host)
+/// is only built for a run, whose memory estimate counts it.
 fn check_connectivity(
     b: &Builder,
     nodes: &[NodeSpec],
@@ -1219,7 +1223,7 @@ fn check_connectivity(
     sources: &[SourceSpec],
     raw: &[Entry<RawSource>],
 ) -> Result<(), ScenarioError> {
-    let table = crate::net::routing::Routes::compute(nodes, links);
+    let table = crate::net::routing::Reach::compute(nodes, links);
     for (s, entry) in sources.iter().zip(raw) {
         for (k, &d) in s.dsts.iter().enumerate() {
             if !table.reachable(s.host, d) {

@@ -12,6 +12,9 @@ pub enum Seg {
     /// document: the copy has no text of its own, so it is located at its
     /// template, and its errors say which copy they are about.
     Copy(String),
+    /// An entry made by `[topology]`, by its name ("E1.2"). Located at the
+    /// `topology` table; its errors say which entry they are about.
+    Generated(String),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -37,6 +40,19 @@ impl FieldPath {
         p.0.push(Seg::Copy(label.to_string()));
         p
     }
+    /// The path of the generated entry `name` (under `topology`).
+    pub fn generated(&self, name: &str) -> Self {
+        let mut p = self.clone();
+        p.0.push(Seg::Generated(name.to_string()));
+        p
+    }
+    /// Which generated entry the path is in, if any.
+    pub fn generated_name(&self) -> Option<&str> {
+        self.0.iter().find_map(|s| match s {
+            Seg::Generated(c) => Some(c.as_str()),
+            _ => None,
+        })
+    }
     /// Which copy of a replicated entry the path is in, if any.
     pub fn copy_label(&self) -> Option<&str> {
         self.0.iter().find_map(|s| match s {
@@ -47,9 +63,10 @@ impl FieldPath {
     /// The path with its copy, for messages that point at another entry:
     /// "hosts[2], copy e=1".
     pub fn describe(&self) -> String {
-        match self.copy_label() {
-            Some(c) => format!("{self}, copy {c}"),
-            None => self.to_string(),
+        match (self.copy_label(), self.generated_name()) {
+            (Some(c), _) => format!("{self}, copy {c}"),
+            (None, Some(g)) => format!("{self}, generated entry '{g}'"),
+            (None, None) => self.to_string(),
         }
     }
 }
@@ -62,7 +79,7 @@ impl fmt::Display for FieldPath {
                 Seg::Key(k) => write!(f, ".{k}")?,
                 Seg::Index(n) => write!(f, "[{n}]")?,
                 // Said in the message instead (see `Locator::error`).
-                Seg::Copy(_) => {}
+                Seg::Copy(_) | Seg::Generated(_) => {}
             }
         }
         Ok(())
@@ -149,19 +166,23 @@ impl Locator {
         let segs: Vec<Seg> = path
             .0
             .iter()
-            .filter(|s| !matches!(s, Seg::Copy(_)))
+            .filter(|s| !matches!(s, Seg::Copy(_) | Seg::Generated(_)))
             .cloned()
             .collect();
         walk_item(doc.as_item(), &segs, None)
     }
 
     /// An error at `path`; in a copy of a replicated entry, located at the
-    /// template and ending with the copy, e.g. " (copy e=3, j=1)".
+    /// template and ending with the copy, e.g. " (copy e=3, j=1)"; in an
+    /// entry of `[topology]`, located there and ending with the entry, e.g.
+    /// " (generated entry 'E1.2')".
     pub fn error(&self, path: &FieldPath, message: impl Into<String>) -> ScenarioError {
         let line_col = self.span_of(path).map(|s| self.line_col(s.start));
         let mut message = message.into();
         if let Some(c) = path.copy_label() {
             message = format!("{message} (copy {c})");
+        } else if let Some(g) = path.generated_name() {
+            message = format!("{message} (generated entry '{g}')");
         }
         ScenarioError {
             origin: self.origin.clone(),

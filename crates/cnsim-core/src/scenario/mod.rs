@@ -8,6 +8,7 @@ pub mod overrides;
 mod repeat;
 pub mod schema;
 pub mod spec;
+mod topology;
 
 pub use error::ScenarioError;
 pub use spec::Scenario;

@@ -15,7 +15,8 @@ use super::schema::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Most entries (of all kinds, after expansion) a scenario may have: far
+/// Most entries (of all kinds, after expansion and with those of
+/// `[topology]`) a scenario may have: far
 /// beyond any topology the engine is meant for, and it turns a typo such as
 /// `edges = 1000000000` into an error instead of an exhausted memory.
 pub(super) const MAX_ENTRIES: u64 = 1_000_000;
@@ -127,10 +128,18 @@ impl Builder<'_> {
         self.check_no_repeat_in_defaults(raw.defaults.as_ref())?;
         let params = self.params(raw.params.as_ref())?;
         let mut n = 0;
+        // A generated topology's entries come first, then the file's own.
+        let mut g = self.topology(raw.topology.as_ref(), &params, &mut n)?;
+        g.switches
+            .extend(self.expand_kind(&mut raw.switches, "switches", &params, &mut n)?);
+        g.hosts
+            .extend(self.expand_kind(&mut raw.hosts, "hosts", &params, &mut n)?);
+        g.links
+            .extend(self.expand_kind(&mut raw.links, "links", &params, &mut n)?);
         Ok(Entries {
-            switches: self.expand_kind(&mut raw.switches, "switches", &params, &mut n)?,
-            hosts: self.expand_kind(&mut raw.hosts, "hosts", &params, &mut n)?,
-            links: self.expand_kind(&mut raw.links, "links", &params, &mut n)?,
+            switches: g.switches,
+            hosts: g.hosts,
+            links: g.links,
             sources: self.expand_kind(&mut raw.sources, "sources", &params, &mut n)?,
         })
     }
@@ -308,7 +317,7 @@ fn is_variable(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-fn unknown_param(name: &str, params: &BTreeMap<String, u64>) -> String {
+pub(super) fn unknown_param(name: &str, params: &BTreeMap<String, u64>) -> String {
     let msg = unknown_name("parameter", name, params.keys());
     if params.is_empty() {
         format!("{msg}; there is no [params] table")

@@ -19,6 +19,9 @@ pub struct RawScenario {
     /// Integer parameters that `repeat` counts may name: `edges = 4`.
     pub params: Option<std::collections::BTreeMap<String, serde_json::Value>>,
     pub defaults: Option<RawDefaults>,
+    /// A generated topology (fat tree, leaf-spine, star); `[[switches]]`,
+    /// `[[hosts]]` and `[[links]]` may add to it.
+    pub topology: Option<RawTopology>,
     #[serde(default)]
     pub switches: Vec<RawSwitch>,
     #[serde(default)]
@@ -71,6 +74,47 @@ pub struct RawSweep {
 /// (nor once a dict has been through an override), so the variables nest in
 /// the order of their names.
 pub type RawRepeat = std::collections::BTreeMap<String, serde_json::Value>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    /// k pods of k/2 edge and k/2 aggregation switches, (k/2)² cores, k³/4 hosts.
+    FatTree,
+    /// `leaves` leaves with `hosts_per_leaf` hosts each, every leaf linked to
+    /// every one of `spines` spines.
+    LeafSpine,
+    /// One switch and `n` hosts.
+    Star,
+}
+
+impl TopologyKind {
+    /// As written in a file.
+    pub fn name(self) -> &'static str {
+        match self {
+            TopologyKind::FatTree => "fat_tree",
+            TopologyKind::LeafSpine => "leaf_spine",
+            TopologyKind::Star => "star",
+        }
+    }
+}
+
+/// `[topology]`: switches, hosts and links made by a generator. The sizes
+/// are integers or names of integers in `[params]`, kept untyped here
+/// (like `repeat` counts) so that a bad one gets a located message of our
+/// own (see `topology.rs`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopology {
+    pub kind: TopologyKind,
+    /// fat_tree: pods, ports per switch (even, >= 2).
+    pub k: Option<serde_json::Value>,
+    /// leaf_spine.
+    pub leaves: Option<serde_json::Value>,
+    pub spines: Option<serde_json::Value>,
+    pub hosts_per_leaf: Option<serde_json::Value>,
+    /// star: hosts.
+    pub n: Option<serde_json::Value>,
+}
 
 /// Defaults for every entry of a kind. The tables take the same fields as the
 /// entries themselves (without names, endpoints or destinations).

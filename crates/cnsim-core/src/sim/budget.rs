@@ -3,6 +3,7 @@
 //! series, microsecond bins over seconds) is refused up front instead of
 //! exhausting memory halfway.
 
+use crate::net::routing;
 use crate::scenario::schema::Transport;
 use crate::scenario::spec::{NodeKind, Scenario};
 
@@ -16,8 +17,12 @@ const PORT_SERIES: u64 = 40;
 /// State per flow (counters, limiter, TCP connection, names) and per port.
 const FLOW_STATE: u64 = 1024;
 const PORT_STATE: u64 = 512;
+/// Bytes per entry of the routing table (a row per switch, a column per
+/// host; see `net::routing`).
+const ROUTE_ENTRY: u64 = 4;
 
-/// Bytes the engine's series and per-flow and per-port state will take.
+/// Bytes the engine's series, per-flow and per-port state and routing table
+/// will take.
 /// Frames in buffers are not counted (32 B each, bounded by the buffers).
 pub fn memory_estimate(sc: &Scenario) -> u64 {
     let flows: u64 = sc.sources.iter().map(|s| s.dsts.len() as u64).sum();
@@ -44,6 +49,7 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
     series
         .saturating_add(flows.saturating_mul(FLOW_STATE))
         .saturating_add(ports.saturating_mul(PORT_STATE))
+        .saturating_add(routing::table_size(&sc.nodes).saturating_mul(ROUTE_ENTRY))
 }
 
 /// Memory the system can still give (Linux: MemAvailable), if known.

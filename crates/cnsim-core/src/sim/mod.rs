@@ -977,7 +977,7 @@ impl Simulator {
             }
             Role::Switch(sw) => sw,
         };
-        let out = self.routes.next_port(node, frame.dst_host);
+        let out = self.routes.next_port(node, frame.dst_host, frame.flow);
         debug_assert_ne!(out, NO_ROUTE, "validated: every destination is reachable");
         if !frame.is_data() && self.is_expedited(frame.kind) {
             frame.in_port = port;
