@@ -13,9 +13,10 @@ summary):
 * cost vs number of hosts: ``bench/fat_tree_k8.toml`` resized to k = 4, 8, 16
   (16, 128, 1024 hosts; every host sends to every other, so 240, 16,256 and
   1,047,552 flows), 1 ms;
-* memory: the same star with sources that never start (idle flows) and with
-  no sources (queues only); the slope of peak memory against N is the cost
-  of one idle flow and of one queue.
+* memory: ``examples/memory.rs`` counts heap bytes in the allocator for
+  stars with no sources (queues only) and with sources that never start
+  (idle flows); the slopes are the cost of one queue and of one idle flow,
+  with the part that is the returned result (names, counters) apart.
 
 Figures go to ``--out`` as PNG, the numbers to ``--json``.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import time
 from pathlib import Path
 
@@ -34,14 +36,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cnsim  # noqa: E402
-from cnsim.bench import _reset_peak_memory, machine  # noqa: E402
+from cnsim.bench import machine, reset_peak_memory  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
 def measure(scenario, seed: int = 1, **sets) -> dict:
-    _reset_peak_memory()
+    reset_peak_memory()
     started = time.perf_counter()
     s = cnsim.run(scenario, seed=seed, set=sets or None).summary
     return {
@@ -52,7 +54,6 @@ def measure(scenario, seed: int = 1, **sets) -> dict:
         "frame_hops": s["frame_hops"],
         "frame_hops_per_s": s["frame_hops_per_s"],
         "peak_memory_bytes": s.get("peak_memory_bytes"),
-        "flows": len(s.get("flows", [])) if isinstance(s.get("flows"), list) else None,
     }
 
 
@@ -115,23 +116,30 @@ def hosts_curve(quick: bool) -> list[dict]:
 
 
 def memory_curve(quick: bool) -> dict:
-    ns = [1000, 4000] if quick else [1000, 5000, 20000]
-    idle, queues = [], []
-    for n in ns:
-        idle.append({"n": n, **measure(star(n, idle=True, duration="1ms"))})
-        queues.append({"n": n, **measure(star(n, sources=False, duration="1ms"))})
-        print(f"memory  {n:>6}: idle flows peak {idle[-1]['peak_memory_bytes'] / 1e6:.0f} MB, "
-              f"queues only {queues[-1]['peak_memory_bytes'] / 1e6:.0f} MB")
+    """Heap bytes per queue and per idle flow, counted by the allocator
+    (``examples/memory.rs``: stars of 1,000 to 16,000 hosts)."""
+    out = subprocess.run(
+        ["cargo", "run", "--release", "-q", "-p", "cnsim-core", "--example", "memory"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    queues = [r for r in rows if r["flows"] == 0]
+    idle = [r for r in rows if r["flows"] > 0]
 
-    def slope(rows, per):
-        x = np.array([r["n"] for r in rows], float)
-        y = np.array([r["peak_memory_bytes"] for r in rows], float)
-        return float(np.polyfit(x, y, 1)[0]) / per
+    def slope(rows, x, y):
+        return float(np.polyfit([r[x] for r in rows], [r[y] for r in rows], 1)[0])
 
-    # Each star host adds 1 host, 1 link (2 queues) and, with sources, 1 flow.
-    per_host = slope(queues, 1)
-    per_flow = slope(idle, 1) - per_host
-    return {"idle": idle, "queues": queues, "bytes_per_queue": per_host / 2, "bytes_per_idle_flow": per_flow}
+    per_queue = slope(queues, "queues", "run_peak_bytes")
+    per_queue_result = slope(queues, "queues", "result_bytes")
+    # Same stars with one idle source per host: the difference is the flows.
+    extra = [{"flows": i["flows"], "peak": i["run_peak_bytes"] - q["run_peak_bytes"],
+              "result": i["result_bytes"] - q["result_bytes"]} for i, q in zip(idle, queues)]
+    per_flow = slope(extra, "flows", "peak")
+    per_flow_result = slope(extra, "flows", "result")
+    for r in rows:
+        print(f"memory  {r['hosts']:>6} hosts, {r['flows']:>6} idle flows: run peak {r['run_peak_bytes'] / 1e6:.1f} MB")
+    return {"rows": rows, "bytes_per_queue": per_queue, "result_bytes_per_queue": per_queue_result,
+            "bytes_per_idle_flow": per_flow, "result_bytes_per_idle_flow": per_flow_result}
 
 
 def plot(results: dict, out: Path) -> list[Path]:
@@ -199,7 +207,8 @@ def main() -> None:
     results["hosts"] = hosts_curve(args.quick)
     results["memory"] = memory_curve(args.quick)
     m = results["memory"]
-    print(f"memory: {m['bytes_per_idle_flow']:.0f} B per idle flow, {m['bytes_per_queue']:.0f} B per queue")
+    print(f"memory: {m['bytes_per_idle_flow']:.0f} B per idle flow ({m['result_bytes_per_idle_flow']:.0f} B of it "
+          f"result), {m['bytes_per_queue']:.0f} B per queue ({m['result_bytes_per_queue']:.0f} B of it result)")
     for p in plot(results, args.out):
         print(f"figure: {p}")
     args.json.write_text(json.dumps(results, indent=1))

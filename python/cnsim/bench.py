@@ -107,7 +107,7 @@ def load_benchmarks(path: Path | None = None) -> list[Benchmark]:
     return out
 
 
-def _reset_peak_memory() -> None:
+def reset_peak_memory() -> None:
     """Start a new peak-RSS measurement (Linux: VmHWM is reset by writing 5
     to clear_refs); elsewhere the peak covers the whole process."""
     try:
@@ -122,7 +122,7 @@ def run_benchmark(b: Benchmark, quick: bool = False) -> dict[str, Any]:
     totals = {"wall_s": 0.0, "simulated_s": 0.0, "events": 0, "frame_hops": 0, "peak_memory_bytes": 0}
     started = time.perf_counter()
     for seed in range(1, seeds + 1):
-        _reset_peak_memory()
+        reset_peak_memory()
         s = run(b.scenario, seed=seed, set=overrides).summary
         totals["wall_s"] += s["wall_time_s"]
         totals["simulated_s"] += s["duration_s"]

@@ -43,7 +43,11 @@ fn star(n: usize, idle_sources: bool) -> String {
          [[hosts]]\nname = \"SINK\"\n[[links]]\nbetween = [\"SINK\", \"SW\"]\n",
     );
     for i in 1..=n {
-        write!(s, "[[hosts]]\nname = \"H{i}\"\n[[links]]\nbetween = [\"H{i}\", \"SW\"]\n").unwrap();
+        write!(
+            s,
+            "[[hosts]]\nname = \"H{i}\"\n[[links]]\nbetween = [\"H{i}\", \"SW\"]\n"
+        )
+        .unwrap();
         if idle_sources {
             write!(
                 s,
