@@ -142,6 +142,13 @@ def memory_curve(quick: bool) -> dict:
             "bytes_per_idle_flow": per_flow, "result_bytes_per_idle_flow": per_flow_result}
 
 
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot(results: dict, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -155,10 +162,7 @@ def plot(results: dict, out: Path) -> list[Path]:
     ax.set(xlabel="simulated time (ms)", ylabel="wall time (ms)", title="Cost vs simulated time")
     ax.legend()
     ax.grid(alpha=0.3)
-    paths.append(out / "scaling_time.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "scaling_time.png"))
 
     fig, ax = plt.subplots(figsize=(5, 3.4))
     f = results["flows"]
@@ -171,10 +175,7 @@ def plot(results: dict, out: Path) -> list[Path]:
            title="Cost vs number of flows")
     ax.legend()
     ax.grid(alpha=0.3, which="both")
-    paths.append(out / "scaling_flows.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "scaling_flows.png"))
 
     fig, ax = plt.subplots(figsize=(5, 3.4))
     h = results["hosts"]
@@ -188,10 +189,7 @@ def plot(results: dict, out: Path) -> list[Path]:
     ax.legend(loc="upper left")
     ax2.legend(loc="lower right")
     ax.grid(alpha=0.3, which="both")
-    paths.append(out / "scaling_hosts.png")
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "scaling_hosts.png"))
     return paths
 
 
