@@ -174,7 +174,9 @@ def select(benchmarks: list[Benchmark], names: tuple[str, ...]) -> list[Benchmar
 def peers_command(seeds: int, json_out: Path | None) -> list[str]:
     """The ns-3 side-by-side script, run with this cnsim."""
     script = bench_dir() / "peers" / "ns3" / "compare.py"
-    cnsim = shutil.which("cnsim") or str(Path(sys.executable).with_name("cnsim"))
+    # This interpreter's own cnsim first: another one on PATH may be older.
+    beside = Path(sys.executable).with_name("cnsim")
+    cnsim = str(beside) if beside.exists() else (shutil.which("cnsim") or "cnsim")
     cmd = [sys.executable, str(script), "--seeds", str(seeds), "--cnsim", cnsim]
     if json_out is not None:
         cmd += ["--json", str(json_out)]

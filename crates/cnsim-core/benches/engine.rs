@@ -18,21 +18,26 @@ fn scenario(rel: &str) -> Scenario {
     cnsim_core::scenario::load_file(&path, &[]).expect("shipped scenario is valid")
 }
 
+/// Whole runs of `sc`, with frame-hops per second as the throughput.
+fn bench_runs(c: &mut Criterion, group: &str, function: &str, samples: usize, sc: &Scenario) {
+    let probe = cnsim_core::run(sc, &RunOptions::default()).expect("runs");
+    eprintln!(
+        "{group}: {} events, {} frame-hops per run",
+        probe.summary.events, probe.summary.frame_hops
+    );
+    let mut g = c.benchmark_group(group);
+    g.sample_size(samples);
+    g.throughput(Throughput::Elements(probe.summary.frame_hops));
+    g.bench_function(function, |b| {
+        b.iter(|| cnsim_core::run(black_box(sc), &RunOptions::default()).unwrap())
+    });
+    g.finish();
+}
+
 fn study_a(c: &mut Criterion) {
     for variant in ["no_cm", "pause", "bcn", "bcn_pause"] {
         let sc = scenario(&format!("scenarios/baseline/{variant}.toml"));
-        let probe = cnsim_core::run(&sc, &RunOptions::default()).expect("runs");
-        eprintln!(
-            "baseline/{variant}: {} events, {} frame-hops per 100 ms run",
-            probe.summary.events, probe.summary.frame_hops
-        );
-        let mut g = c.benchmark_group(format!("baseline/{variant}"));
-        g.sample_size(20);
-        g.throughput(Throughput::Elements(probe.summary.frame_hops));
-        g.bench_function("frame-hops", |b| {
-            b.iter(|| cnsim_core::run(black_box(&sc), &RunOptions::default()).unwrap())
-        });
-        g.finish();
+        bench_runs(c, &format!("baseline/{variant}"), "frame-hops", 20, &sc);
     }
 }
 
@@ -75,19 +80,13 @@ load = 0.5
 
 fn transport(c: &mut Criterion) {
     for t in ["udp", "tcp"] {
-        let sc = transport_pair(t);
-        let probe = cnsim_core::run(&sc, &RunOptions::default()).expect("runs");
-        eprintln!(
-            "transport/{t}: {} events, {} frame-hops per 100 ms run",
-            probe.summary.events, probe.summary.frame_hops
+        bench_runs(
+            c,
+            &format!("transport/{t}"),
+            "frame-hops",
+            20,
+            &transport_pair(t),
         );
-        let mut g = c.benchmark_group(format!("transport/{t}"));
-        g.sample_size(20);
-        g.throughput(Throughput::Elements(probe.summary.frame_hops));
-        g.bench_function("frame-hops", |b| {
-            b.iter(|| cnsim_core::run(black_box(&sc), &RunOptions::default()).unwrap())
-        });
-        g.finish();
     }
 }
 
@@ -118,18 +117,7 @@ load = 1.0
 "#;
     let sc = cnsim_core::scenario::load(text, "hop.toml", cnsim_core::Format::Toml, &[])
         .expect("valid scenario");
-    let probe = cnsim_core::run(&sc, &RunOptions::default()).expect("runs");
-    eprintln!(
-        "frame_hop: {} events, {} frame-hops per 10 ms run",
-        probe.summary.events, probe.summary.frame_hops
-    );
-    let mut g = c.benchmark_group("frame_hop");
-    g.sample_size(30);
-    g.throughput(Throughput::Elements(probe.summary.frame_hops));
-    g.bench_function("two-hop path", |b| {
-        b.iter(|| cnsim_core::run(black_box(&sc), &RunOptions::default()).unwrap())
-    });
-    g.finish();
+    bench_runs(c, "frame_hop", "two-hop path", 30, &sc);
 }
 
 /// As large as the simulator's events (12 bytes).

@@ -125,3 +125,24 @@ fn pause_takes_wire_time_propagation_and_response_time_and_lets_the_frame_on_the
     );
     assert_eq!(flow(&r, "H1->H2").counters.volume.delivered_frames, 5);
 }
+
+#[test]
+fn a_udp_frame_is_delivered_only_if_it_arrives_before_the_end() {
+    // One frame, due at H2 at 4.4 us. Its last hop is not an event: it is
+    // delivered when it leaves SW, with its arrival time, if that is
+    // before the end; otherwise it is still in flight.
+    let one = "load = 1.0\nstop = \"1.2us\"";
+    let due = 2 * SER + 2 * PROP + LAT;
+    let at_end = line(one).replace("duration = \"1ms\"", "duration = \"4.4us\"");
+    let r = run(&load_str(&at_end), None);
+    let f = flow(&r, "H1->H2");
+    assert_eq!(f.counters.volume.delivered_frames, 0);
+    assert_eq!(f.counters.volume.in_flight_frames, 1);
+    let after = line(one).replace("duration = \"1ms\"", "duration = \"4.401us\"");
+    let r = run(&load_str(&after), None);
+    let f = flow(&r, "H1->H2");
+    assert_eq!(f.counters.volume.delivered_frames, 1);
+    assert_eq!(f.counters.first_delivery_ps, due);
+    // SourceFire, TxDone at H1, Arrive at SW, TxDone at SW: no event at H2.
+    assert_eq!(r.summary.events, 4);
+}

@@ -177,4 +177,22 @@ mod tests {
         assert_eq!(mean, vec![20.0, 15.0]);
         assert_eq!(l.max, vec![30, 30]);
     }
+
+    #[test]
+    fn rows_share_the_bin_cursor_and_times_past_the_last_bin_count_in_it() {
+        let mut l = BinnedLevel::new(2, 2, Time(100));
+        l.set(0, Time(10), 10);
+        l.set(1, Time(120), 4); // moves the cursor to bin 1
+        l.set(0, Time(150), 0); // row 0: 10 over [10, 150)
+        l.set(1, Time(180), 8);
+        l.set(1, Time(250), 2); // past the end: accounted up to 200 only
+        let mean = l.finish(Time(200));
+        assert_eq!(mean, vec![9.0, 5.0, 0.0, (4.0 * 60.0 + 8.0 * 20.0) / 100.0]);
+        assert_eq!(l.max, vec![10, 10, 0, 8]);
+        let mut s = BinnedSum::new(1, 2, Time(100));
+        for t in [5, 150, 99, 400] {
+            s.add(0, Time(t), 1);
+        }
+        assert_eq!(s.data, vec![2, 2]);
+    }
 }

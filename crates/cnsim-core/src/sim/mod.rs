@@ -4,7 +4,8 @@
 //! Per frame and hop there are two events: `TxDone` when the last bit leaves
 //! a port (the buffer is freed and the frame is handed to the link) and
 //! `Arrive` after the propagation delay plus the receiving switch's latency
-//! (admission into the next output queue, or delivery at a host).
+//! (admission into the next output queue, or delivery at a host). A UDP
+//! frame's last hop has no `Arrive`: see `send_on_link`.
 
 use crate::cm::bcn::{self, BcnParams, CongestionPoint, Feedback};
 use crate::cm::e2cm::{E2cmParams, Measure, ProbePool, ProbeRecord, ProbeSink, ProbeSource};
