@@ -2,6 +2,9 @@
 //! dependency versions, compiled in as `CNSIM_ENGINE_ID`. A result records
 //! it, so that a sweep resumed after the engine changed recomputes its
 //! points instead of reusing results of another engine.
+//!
+//! Also the build's flavour, `CNSIM_BUILD` ("release", "release, PGO",
+//! "debug"), which benchmark reports state beside their numbers.
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +47,11 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=CNSIM_ENGINE_ID={h:016x}");
+    let profile = std::env::var("PROFILE").unwrap_or_default();
+    let pgo = std::env::var("CARGO_ENCODED_RUSTFLAGS")
+        .is_ok_and(|f| f.split('\x1f').any(|flag| flag.contains("profile-use")));
+    let build = if pgo { format!("{profile}, PGO") } else { profile };
+    println!("cargo:rustc-env=CNSIM_BUILD={build}");
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=Cargo.toml");
     println!("cargo:rerun-if-changed=../../Cargo.lock");

@@ -157,7 +157,7 @@ def machine() -> dict[str, Any]:
     from . import _core
 
     return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "engine_id": _core.ENGINE_ID, "build": "release (maturin --release)"}
+            "engine_id": _core.ENGINE_ID, "build": _core.BUILD}
 
 
 def select(benchmarks: list[Benchmark], names: tuple[str, ...]) -> list[Benchmark]:

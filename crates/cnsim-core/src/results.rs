@@ -370,6 +370,10 @@ fn peak_memory() -> Option<u64> {
 /// Identity of this engine build (see build.rs).
 pub const ENGINE_ID: &str = env!("CNSIM_ENGINE_ID");
 
+/// How this engine was compiled: "release", "release, PGO" (with a
+/// profile from scripts/pgo_profile.sh) or "debug".
+pub const BUILD: &str = env!("CNSIM_BUILD");
+
 /// SHA-256 of the resolved scenario (defaults applied, units converted).
 pub fn scenario_hash(sc: &Scenario) -> String {
     let json = serde_json::to_vec(sc).expect("a scenario serialises");

@@ -238,6 +238,7 @@ fn run<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ENGINE_ID", cnsim_core::results::ENGINE_ID)?;
+    m.add("BUILD", cnsim_core::results::BUILD)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_class::<Progress>()?;
