@@ -1,17 +1,35 @@
-//! The event queue: one binary heap ordered by (time, class, sequence number).
+//! The event queue, ordered by (time, class, sequence number).
 //!
 //! Events at the same picosecond run by class first (so that, for example, a
 //! departure frees buffer space before a simultaneous arrival is admitted),
 //! then in the order they were scheduled: ties are deterministic.
+//!
+//! Storage is a binary heap plus two FIFO lanes. Many events are scheduled a
+//! fixed delay after the current time (a frame's arrival one link delay
+//! after it left, a transmitter's completion one frame time after it
+//! started), so their keys mostly arrive in increasing order; such an event
+//! is appended to its lane, which then stays sorted, and costs no sift. An
+//! event whose key is below its lane's last one goes to the heap instead.
+//! `pop` takes the least of the heap's top and the two lane heads, so the
+//! order is exactly the key order whatever goes where.
 
 use crate::units::Time;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Events say which class they belong to; lower classes run first on ties.
 pub trait EventClass {
     fn class(&self) -> u8;
+
+    /// The FIFO lane (0 or 1) worth trying for this event, if any: one whose
+    /// events are usually scheduled in time order.
+    fn lane(&self) -> Option<usize> {
+        None
+    }
 }
+
+/// Number of FIFO lanes.
+const LANES: usize = 2;
 
 /// A pending event. The heap moves these around, so they are kept small:
 /// events carry indices, never frames (see `sim`), and the ordering is one
@@ -72,11 +90,17 @@ const SEQ_BITS: u32 = 56;
 
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    /// Sorted by key; `last[l]` is the key of the latest entry appended,
+    /// `head[l]` the key of the first (`u128::MAX` when empty: no key is
+    /// that large, the sequence number has 56 bits).
+    lanes: [VecDeque<Entry<E>>; LANES],
+    last: [u128; LANES],
+    head: [u128; LANES],
     next_seq: u64,
-    /// The top entry was handed out by `pop` and no longer counts. Most
-    /// handlers schedule at least one event, and the first one overwrites
-    /// the top in place: one sift instead of a pop's and a push's. Any other
-    /// access removes the taken entry first.
+    /// The heap's top entry was handed out by `pop` and no longer counts.
+    /// Most handlers schedule at least one event, and the first one that
+    /// goes to the heap overwrites the top in place: one sift instead of a
+    /// pop's and a push's. Any other access removes the taken entry first.
     taken: bool,
 }
 
@@ -90,6 +114,9 @@ impl<E: EventClass + Copy> EventQueue<E> {
     pub fn with_capacity(cap: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(cap),
+            lanes: [VecDeque::with_capacity(cap), VecDeque::with_capacity(cap)],
+            last: [0; LANES],
+            head: [u128::MAX; LANES],
             next_seq: 0,
             taken: false,
         }
@@ -105,6 +132,17 @@ impl<E: EventClass + Copy> EventQueue<E> {
             order: (u64::from(event.class()) << SEQ_BITS) | seq,
             event,
         };
+        if let Some(l) = event.lane() {
+            let key = entry.key();
+            if key >= self.last[l] {
+                self.last[l] = key;
+                if self.lanes[l].is_empty() {
+                    self.head[l] = key;
+                }
+                self.lanes[l].push_back(entry);
+                return;
+            }
+        }
         if self.taken {
             self.taken = false;
             *self
@@ -119,10 +157,39 @@ impl<E: EventClass + Copy> EventQueue<E> {
     /// The earliest event, removed from the queue.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
+        self.pop_below(u128::MAX)
+    }
+
+    /// The earliest event if it is before `end`, removed from the queue.
+    #[inline]
+    pub fn pop_before(&mut self, end: Time) -> Option<(Time, E)> {
+        self.pop_below(u128::from(end.0) << 64)
+    }
+
+    #[inline]
+    fn pop_below(&mut self, limit: u128) -> Option<(Time, E)> {
         self.settle();
-        let top = self.heap.peek()?;
-        self.taken = true;
-        Some((top.time, top.event))
+        let (lane, lane_key) = if self.head[0] <= self.head[1] {
+            (0, self.head[0])
+        } else {
+            (1, self.head[1])
+        };
+        if let Some(top) = self.heap.peek() {
+            if top.key() < lane_key {
+                if top.key() >= limit {
+                    return None;
+                }
+                self.taken = true;
+                return Some((top.time, top.event));
+            }
+        }
+        if lane_key >= limit {
+            return None;
+        }
+        let q = &mut self.lanes[lane];
+        let e = q.pop_front().expect("a head key means an entry");
+        self.head[lane] = q.front().map_or(u128::MAX, Entry::key);
+        Some((e.time, e.event))
     }
 
     #[inline]
@@ -133,14 +200,16 @@ impl<E: EventClass + Copy> EventQueue<E> {
         }
     }
 
-    #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
         self.settle();
-        self.heap.peek().map(|e| e.time)
+        let first = self.head[0].min(self.head[1]);
+        let first = self.heap.peek().map_or(first, |top| top.key().min(first));
+        (first != u128::MAX).then_some(Time((first >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
         self.heap.len() - usize::from(self.taken)
+            + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -155,6 +224,73 @@ mod tests {
     impl EventClass for char {
         fn class(&self) -> u8 {
             u8::from(self.is_uppercase())
+        }
+    }
+
+    /// An event that says its lane.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Laned {
+        class: u8,
+        lane: Option<usize>,
+        id: u32,
+    }
+
+    impl EventClass for Laned {
+        fn class(&self) -> u8 {
+            self.class
+        }
+        fn lane(&self) -> Option<usize> {
+            self.lane
+        }
+    }
+
+    /// Random schedules and pops, lanes or not, in and out of order: the
+    /// queue pops exactly what a plain sort by (time, class, order
+    /// scheduled) pops.
+    #[test]
+    fn lanes_and_heap_pop_in_exact_key_order() {
+        use rand::RngExt;
+        let mut rng = crate::engine::rng::stream(5, 0);
+        for round in 0..50 {
+            let mut q = EventQueue::with_capacity(4);
+            let mut reference: Vec<(u64, u8, u32)> = Vec::new();
+            let mut now = 0u64;
+            let mut id = 0u32;
+            for _ in 0..2_000 {
+                if rng.random_range(0..3) > 0 || reference.is_empty() {
+                    // Mostly a fixed delay ahead (in lane order), sometimes not.
+                    let delay = match rng.random_range(0..4) {
+                        0 => 7,
+                        1 => 12,
+                        2 => rng.random_range(0..3),
+                        _ => rng.random_range(0..40),
+                    };
+                    let ev = Laned {
+                        class: rng.random_range(0..3),
+                        lane: [None, Some(0), Some(1)][rng.random_range(0..3)],
+                        id,
+                    };
+                    q.schedule(Time(now + delay), ev);
+                    reference.push((now + delay, ev.class, id));
+                    id += 1;
+                } else {
+                    reference.sort();
+                    let (t, _, want) = reference.remove(0);
+                    let (got_t, got) = q.pop().expect("not empty");
+                    assert_eq!((got_t.0, got.id), (t, want), "round {round}");
+                    now = t;
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            reference.sort();
+            for (t, _, want) in reference {
+                assert_eq!(q.peek_time(), Some(Time(t)));
+                assert_eq!(q.pop_before(Time(t)), None, "nothing before {t}");
+                let (got_t, got) = q.pop().expect("not empty");
+                assert_eq!((got_t.0, got.id), (t, want));
+            }
+            assert!(q.is_empty());
+            assert_eq!(q.pop(), None);
         }
     }
 

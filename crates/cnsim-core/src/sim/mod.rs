@@ -211,6 +211,18 @@ impl EventClass for Event {
             Event::SourceFire { .. } => 3,
         }
     }
+
+    /// Completions come one frame time after a start and arrivals one
+    /// link delay after a departure: each in time order when frame sizes
+    /// and link delays are alike, so each has a FIFO lane.
+    #[inline]
+    fn lane(&self) -> Option<usize> {
+        match self {
+            Event::TxDone { .. } => Some(0),
+            Event::Arrive { .. } => Some(1),
+            _ => None,
+        }
+    }
 }
 
 struct SwitchState {
@@ -692,11 +704,7 @@ impl Simulator {
 
     /// Handle every event before `end`.
     fn run_until(&mut self, end: Time, progress: Option<&Progress>) -> Result<(), RunError> {
-        while let Some(t) = self.events.peek_time() {
-            if t >= end {
-                break;
-            }
-            let (t, ev) = self.events.pop().expect("peeked");
+        while let Some((t, ev)) = self.events.pop_before(end) {
             self.now = t;
             self.n_events += 1;
             let (kind, element) = ev.trace();
