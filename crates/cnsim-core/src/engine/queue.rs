@@ -122,7 +122,7 @@ impl<E: EventClass + Copy> EventQueue<E> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: E) {
         let seq = self.next_seq;
         debug_assert!(seq < 1 << SEQ_BITS, "2^56 events");
