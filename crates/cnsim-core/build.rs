@@ -50,7 +50,11 @@ fn main() {
     let profile = std::env::var("PROFILE").unwrap_or_default();
     let pgo = std::env::var("CARGO_ENCODED_RUSTFLAGS")
         .is_ok_and(|f| f.split('\x1f').any(|flag| flag.contains("profile-use")));
-    let build = if pgo { format!("{profile}, PGO") } else { profile };
+    let build = if pgo {
+        format!("{profile}, PGO")
+    } else {
+        profile
+    };
     println!("cargo:rustc-env=CNSIM_BUILD={build}");
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=Cargo.toml");

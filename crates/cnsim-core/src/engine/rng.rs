@@ -60,15 +60,16 @@ const TABLE: usize = 16;
 /// so the boundaries in `bits` between gap k and gap k + 1 are found once
 /// for k < 16, by bisection on that same formula; a draw then compares
 /// its bits with them and takes the logarithm only past the table. The
-/// result is the formula's, draw for draw.
-#[derive(Clone, Copy, Debug)]
+/// result is the formula's, draw for draw. Clones share the table (sources
+/// with equal loads share one; see `sim`).
+#[derive(Clone, Debug)]
 pub struct Geometric {
     p: f64,
     ln_fail: f64,
     /// `at_least[k]`: the smallest bits whose gap is at most k (gaps only
     /// shrink as the bits grow). `u64::MAX` (never reached) when p is not in
     /// (0, 1).
-    at_least: [u64; TABLE],
+    at_least: std::sync::Arc<[u64; TABLE]>,
 }
 
 impl Geometric {
@@ -76,12 +77,11 @@ impl Geometric {
         let mut g = Geometric {
             p,
             ln_fail: libm::log1p(-p),
-            at_least: [u64::MAX; TABLE],
+            at_least: std::sync::Arc::new([u64::MAX; TABLE]),
         };
         if p > 0.0 && p < 1.0 {
-            for k in 0..TABLE {
-                g.at_least[k] = g.boundary(k as u64);
-            }
+            let table = std::array::from_fn(|k| g.boundary(k as u64));
+            g.at_least = std::sync::Arc::new(table);
         }
         g
     }
@@ -193,7 +193,9 @@ mod tests {
     fn table_draws_equal_the_logarithm_formula() {
         use rand::RngExt;
         let mut rng = stream(11, 0);
-        for p in [1e-6, 0.01, 0.1, 0.2, 0.4, 0.48, 0.5, 0.75, 0.9, 0.999, 0.999_999] {
+        for p in [
+            1e-6, 0.01, 0.1, 0.2, 0.4, 0.48, 0.5, 0.75, 0.9, 0.999, 0.999_999,
+        ] {
             let g = Geometric::new(p);
             for _ in 0..200_000 {
                 let bits: u64 = rng.random::<u64>() >> 11;
@@ -206,7 +208,11 @@ mod tests {
                 let lo = b.saturating_sub(2_000);
                 let hi = (b + 2_000).min((1 << 53) - 1);
                 for bits in lo..=hi {
-                    assert_eq!(bits >= b, g.gap_of(bits) <= k as u64, "p {p} k {k} bits {bits}");
+                    assert_eq!(
+                        bits >= b,
+                        g.gap_of(bits) <= k as u64,
+                        "p {p} k {k} bits {bits}"
+                    );
                 }
             }
         }

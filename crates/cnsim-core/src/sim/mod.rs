@@ -10,7 +10,7 @@
 use crate::cm::bcn::{self, BcnParams, CongestionPoint, Feedback};
 use crate::cm::e2cm::{E2cmParams, Measure, ProbePool, ProbeRecord, ProbeSink, ProbeSource};
 use crate::cm::qcn::{QcnCp, QcnParams, QcnRp};
-use crate::engine::rng::{component_key, stream, unit_open0, Stream};
+use crate::engine::rng::{component_key, stream, unit_open0, Geometric, Stream};
 use crate::engine::{EventClass, EventQueue};
 use crate::flowctl::pause::{pause_duration, PauseEffect};
 use crate::flowctl::watchdog::{PausedPorts, Watchdog, WatchdogSpec};
@@ -453,6 +453,14 @@ impl Simulator {
         }
         let flow_specs = sc.flows();
         let mut sources = Vec::with_capacity(sc.sources.len());
+        // Each source's flows (flow index, destination host), in flow order.
+        let mut source_flows: Vec<Vec<(u32, u32)>> = vec![Vec::new(); sc.sources.len()];
+        for (fi, f) in flow_specs.iter().enumerate() {
+            let dst = routes.host_number(f.dst).expect("destinations are hosts");
+            source_flows[f.source].push((fi as u32, dst));
+        }
+        // Sources with equal loads share their gap generator's table.
+        let mut gaps: std::collections::HashMap<u64, Geometric> = Default::default();
         for (si, s) in sc.sources.iter().enumerate() {
             let Role::Host(h) = &roles[s.host] else {
                 unreachable!("validated: sources sit on hosts")
@@ -462,24 +470,18 @@ impl Simulator {
             } else {
                 s.frame as u64
             };
-            let flows = flow_specs
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| f.source == si)
-                .map(|(fi, f)| {
-                    (
-                        fi as u32,
-                        routes.host_number(f.dst).expect("destinations are hosts"),
-                    )
-                })
-                .collect();
+            let flows = std::mem::take(&mut source_flows[si]);
+            let gap = gaps
+                .entry(s.load.to_bits())
+                .or_insert_with(|| Geometric::new(s.load))
+                .clone();
             let slot = ports[h.port as usize].rate.tx_time(unit_bytes);
             sources.push(Source::new(SourceParams {
                 host_node: s.host as u32,
                 transport: s.transport,
                 host_port: h.port,
                 rng: stream(seed, component_key("source", &s.name)),
-                load: s.load,
+                gaps: gap,
                 slot,
                 slot_offset: s.slot_offset,
                 start: s.start,

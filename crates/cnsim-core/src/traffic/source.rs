@@ -51,7 +51,8 @@ pub struct SourceParams {
     pub transport: Transport,
     pub host_port: u32,
     pub rng: Stream,
-    pub load: f64,
+    /// Empty slots before each unit: Bernoulli trials at the source's load.
+    pub gaps: Geometric,
     /// Wire time of one unit at the host's link rate.
     pub slot: Time,
     /// Fixed offset of every unit within its slot; `None` draws one per unit.
@@ -70,7 +71,7 @@ impl Source {
             transport: p.transport,
             host_port: p.host_port,
             rng: p.rng,
-            gaps: Geometric::new(p.load),
+            gaps: p.gaps,
             slot: p.slot,
             slot_offset: p.slot_offset,
             start: p.start,
@@ -162,7 +163,7 @@ mod tests {
             host_port: 0,
             transport: Transport::Udp,
             rng: stream(1, 1),
-            load,
+            gaps: Geometric::new(load),
             slot: Time(1_200_000),
             slot_offset: Some(Time::ZERO),
             start: Time::from_ms(5),
