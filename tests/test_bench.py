@@ -50,4 +50,9 @@ def test_cnsim_bench_runs_and_writes_its_numbers(tmp_path, capsys):
     assert (row["events"], row["frame_hops"]) == (s["events"], s["frame_hops"])
     assert row["frame_hops_per_s"] == pytest.approx(row["frame_hops"] / row["wall_s"])
     assert doc["machine"]["nproc"] >= 1
-    assert "A no_cm" in capsys.readouterr().out
+    # The build flavour is stated beside the numbers: "release, PGO" when
+    # `make build` found llvm-profdata, "release" without it.
+    assert doc["machine"]["build"] == cnsim._core.BUILD
+    assert cnsim._core.BUILD in ("release", "release, PGO")
+    printed = capsys.readouterr().out
+    assert "A no_cm" in printed and cnsim._core.BUILD in printed
