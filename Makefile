@@ -16,7 +16,7 @@ RESULTS := results/baseline
 
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -type f -not -path '*/target/*' 2>/dev/null)
 
-.PHONY: all demo test build test-rust test-python browser clean
+.PHONY: all demo test build test-rust test-python browser clean FORCE
 
 all: build
 
@@ -36,7 +36,12 @@ $(VENV)/.stamp-venv:
 PGO      ?= 1
 PROFDATA := $(CURDIR)/target/pgo/cnsim.profdata
 
-$(VENV)/.stamp-build: $(VENV)/.stamp-venv pyproject.toml $(RUST_SOURCES) scripts/pgo_profile.sh
+# Records the PGO setting, rewritten only when it changes, so that changing
+# it rebuilds the extension.
+$(VENV)/.pgo-setting: FORCE
+	@mkdir -p $(VENV); echo "$(PGO)" | cmp -s - $@ || echo "$(PGO)" > $@
+
+$(VENV)/.stamp-build: $(VENV)/.stamp-venv $(VENV)/.pgo-setting pyproject.toml $(RUST_SOURCES) scripts/pgo_profile.sh
 	@flags=""; \
 	if [ "$(PGO)" = 1 ]; then \
 		rc=0; bash scripts/pgo_profile.sh $(PROFDATA) || rc=$$?; \

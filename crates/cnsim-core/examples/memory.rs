@@ -8,7 +8,8 @@
 //! returns), above what the parsed scenario holds. The slopes against N are
 //! the cost of one queue and of one idle flow. `result_bytes` is what the
 //! returned result holds (names and counters of every flow and queue, the
-//! series); the engine's own state is the difference.
+//! series). The engine frees its state before it builds the result, so the
+//! peak is whichever of the two phases needs more.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write;

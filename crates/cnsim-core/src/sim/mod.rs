@@ -1848,20 +1848,31 @@ impl Simulator {
             flow_retransmissions: std::mem::take(&mut self.tcp_retx.data),
             flow_timeouts: std::mem::take(&mut self.tcp_timeouts.data),
         };
+        let watchdog = self
+            .watchdog_spec
+            .take()
+            .map(|spec| (spec, std::mem::take(&mut self.watchdog)));
+        let (stop, stability) = (self.stop.take(), self.stability.take());
+        let flows = std::mem::take(&mut self.flows);
+        let queues = std::mem::take(&mut self.queues);
+        let (seed, n_events, frame_hops) = (self.seed, self.n_events, self.frame_hops);
+        let fingerprint = self.fingerprint;
+        // The engine's state goes before the result tables are built, so a
+        // run's peak memory is the larger of the two, not their sum.
+        drop(self);
         Ok(RunResult::assemble(
             sc,
-            self.seed,
+            seed,
             wall,
-            self.n_events,
-            self.frame_hops,
-            self.fingerprint,
-            self.watchdog_spec
-                .map(|spec| (spec, std::mem::take(&mut self.watchdog))),
-            self.stop.take(),
-            self.flows,
-            self.queues,
+            n_events,
+            frame_hops,
+            fingerprint,
+            watchdog,
+            stop,
+            flows,
+            queues,
             series,
-            self.stability,
+            stability,
         ))
     }
 }
