@@ -80,15 +80,31 @@ impl BinnedSum {
 
 /// A piecewise-constant level (queue occupancy): time-weighted mean and
 /// maximum per bin.
+///
+/// Each row keeps the sums of the bin it is in (`Row`) and writes them to
+/// the matrices when it leaves that bin, so a change within the bin touches
+/// one row record only. The sums are added in the same order as they would
+/// be straight into the matrix, so the results are the same bits.
 pub struct BinnedLevel {
     pub n_bins: usize,
     bin: u64,
     cursor: BinCursor,
-    last_t: Vec<u64>,
-    level: Vec<u64>,
+    rows: Vec<Row>,
     /// Integral of the level over each bin, in byte-picoseconds.
     area: Vec<f64>,
     pub max: Vec<u64>,
+}
+
+/// A row's level since its last change, and the sums of its open bin.
+#[derive(Clone, Copy, Default)]
+struct Row {
+    /// Time of the last change and the level since.
+    last: u64,
+    level: u64,
+    /// The open bin, its integral so far and its maximum so far.
+    bin: usize,
+    area: f64,
+    max: u64,
 }
 
 impl BinnedLevel {
@@ -97,8 +113,7 @@ impl BinnedLevel {
             n_bins,
             bin: bin.0,
             cursor: BinCursor::new(n_bins, bin),
-            last_t: vec![0; rows],
-            level: vec![0; rows],
+            rows: vec![Row::default(); rows],
             area: vec![0.0; rows * n_bins],
             max: vec![0; rows * n_bins],
         }
@@ -108,50 +123,71 @@ impl BinnedLevel {
     #[inline]
     pub fn set(&mut self, row: usize, t: Time, v: u64) {
         let t = t.0;
-        let (from, level) = (self.last_t[row], self.level[row]);
         let b = self.cursor.of(t);
-        let i = row * self.n_bins + b;
-        if level == 0 || (from >= self.cursor.lo && t < self.cursor.hi) {
+        let r = &mut self.rows[row];
+        if b == r.bin && t < self.cursor.hi {
             // Common case: the old level held within the current bin.
-            self.last_t[row] = t;
-            self.level[row] = v;
-            if level != 0 {
-                self.area[i] += level as f64 * (t - from) as f64;
+            if r.level != 0 {
+                r.area += r.level as f64 * (t - r.last) as f64;
             }
-            self.max[i] = self.max[i].max(level.max(v));
+            r.max = r.max.max(r.level.max(v));
+            r.last = t;
+            r.level = v;
             return;
         }
         self.advance(row, t);
-        self.level[row] = v;
-        self.max[i] = self.max[i].max(v);
+        let r = &mut self.rows[row];
+        if b != r.bin {
+            self.close(row, b);
+        }
+        let r = &mut self.rows[row];
+        r.max = r.max.max(v);
+        r.level = v;
     }
 
-    /// Account the current level from the last change up to `t`.
+    /// Account the current level from the last change up to `t` (not past
+    /// the last bin), closing the bins it leaves.
     fn advance(&mut self, row: usize, t: u64) {
-        let level = self.level[row];
-        let mut from = self.last_t[row];
-        self.last_t[row] = t;
+        let Row {
+            mut last, level, ..
+        } = self.rows[row];
+        self.rows[row].last = t;
         if level == 0 {
             return;
         }
-        let base = row * self.n_bins;
-        while from < t {
-            let b = (from / self.bin) as usize;
+        while last < t {
+            let b = (last / self.bin) as usize;
             if b >= self.n_bins {
                 break;
             }
+            if b != self.rows[row].bin {
+                self.close(row, b);
+            }
             let to = t.min((b as u64 + 1) * self.bin);
-            self.area[base + b] += level as f64 * (to - from) as f64;
-            let m = &mut self.max[base + b];
-            *m = (*m).max(level);
-            from = to;
+            let r = &mut self.rows[row];
+            r.area += level as f64 * (to - last) as f64;
+            r.max = r.max.max(level);
+            last = to;
         }
+    }
+
+    /// Write the open bin's sums of `row` and open bin `next` (later).
+    fn close(&mut self, row: usize, next: usize) {
+        let r = &mut self.rows[row];
+        let i = row * self.n_bins + r.bin;
+        self.area[i] = r.area;
+        self.max[i] = r.max;
+        r.bin = next;
+        r.area = 0.0;
+        r.max = 0;
     }
 
     /// Close every row at time `end`, then return the per-bin means.
     pub fn finish(&mut self, end: Time) -> Vec<f64> {
-        for row in 0..self.level.len() {
+        for row in 0..self.rows.len() {
             self.advance(row, end.0);
+            let open = self.rows[row].bin;
+            self.close(row, open);
         }
         let mut mean = self.area.clone();
         for (i, m) in mean.iter_mut().enumerate() {
