@@ -214,6 +214,66 @@ mod tests {
         assert_eq!(l.max, vec![30, 30]);
     }
 
+    /// Random changes on several rows, within bins, across several bins,
+    /// on bin boundaries, from and to zero, up to the end: the per-row
+    /// open-bin sums give the same bits as adding every piece straight
+    /// into the matrix, in time order.
+    #[test]
+    fn open_bin_sums_equal_adding_into_the_matrix() {
+        use crate::engine::rng::stream;
+        use rand::RngExt;
+        let mut rng = stream(9, 0);
+        let (rows, n_bins, bin) = (3usize, 7usize, 1_000u64);
+        let end = n_bins as u64 * bin;
+        for _ in 0..200 {
+            let mut l = BinnedLevel::new(rows, n_bins, Time(bin));
+            let mut area = vec![0.0f64; rows * n_bins];
+            let mut max = vec![0u64; rows * n_bins];
+            let mut state = vec![(0u64, 0u64); rows]; // (since, level)
+                                                      // Integrate `level` over [from, to) bin by bin into the matrix.
+            let pour =
+                |row: usize, from: u64, to: u64, level: u64, area: &mut [f64], max: &mut [u64]| {
+                    let mut t = from;
+                    while t < to {
+                        let b = (t / bin) as usize;
+                        let upto = to.min((b as u64 + 1) * bin);
+                        area[row * n_bins + b] += level as f64 * (upto - t) as f64;
+                        max[row * n_bins + b] = max[row * n_bins + b].max(level);
+                        t = upto;
+                    }
+                };
+            let mut t = 0u64;
+            for _ in 0..rng.random_range(1..60) {
+                t += [0, 1, 37, 999, 1_000, 2_500][rng.random_range(0..6)];
+                if t > end {
+                    break;
+                }
+                let row = rng.random_range(0..rows);
+                let v = [0, 0, 3, 1_500, 150_000][rng.random_range(0..5)];
+                let (since, level) = state[row];
+                if level != 0 {
+                    pour(row, since, t, level, &mut area, &mut max);
+                }
+                let b = ((t / bin) as usize).min(n_bins - 1);
+                max[row * n_bins + b] = max[row * n_bins + b].max(v);
+                state[row] = (t, v);
+                l.set(row, Time(t), v);
+            }
+            for (row, &(since, level)) in state.iter().enumerate() {
+                if level != 0 {
+                    pour(row, since, end, level, &mut area, &mut max);
+                }
+            }
+            let mean = l.finish(Time(end));
+            let want: Vec<f64> = area.iter().map(|a| a / bin as f64).collect();
+            assert_eq!(
+                mean.iter().map(|m| m.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|m| m.to_bits()).collect::<Vec<_>>()
+            );
+            assert_eq!(l.max, max);
+        }
+    }
+
     #[test]
     fn rows_share_the_bin_cursor_and_times_past_the_last_bin_count_in_it() {
         let mut l = BinnedLevel::new(2, 2, Time(100));
