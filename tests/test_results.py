@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -115,3 +116,36 @@ def test_load_errors(tmp_path):
 def test_repr(result):
     text = repr(result)
     assert result.name in text and "seed=5" in text
+
+
+def test_active_rate_is_the_mean_over_each_rows_first_to_last_busy_bin():
+    from cnsim.results import _active_rate
+
+    rng = np.random.default_rng(3)
+    matrix = rng.integers(0, 3, size=(40, 9)).astype(np.uint64) * rng.integers(0, 10**6, size=(40, 9)).astype(np.uint64)
+    matrix[0] = 0  # a silent row
+    matrix[1] = [0, 0, 5, 0, 0, 0, 0, 0, 0]  # one busy bin
+    bin_s = 1e-4
+    want = np.zeros(len(matrix))
+    for i, row in enumerate(matrix):
+        nz = np.flatnonzero(row)
+        if nz.size:
+            want[i] = float(row.sum()) * 8.0 / ((nz[-1] - nz[0] + 1) * bin_s) / 1e9
+    got = _active_rate(matrix, bin_s)
+    assert got.tobytes() == want.tobytes()
+    assert got[0] == 0.0 and got[1] == 5 * 8.0 / bin_s / 1e9
+    assert _active_rate(np.zeros((0, 4), dtype=np.uint64), bin_s).size == 0
+
+
+def test_counters_join_their_rows_by_name_in_any_order():
+    from cnsim.results import _merge_counters
+
+    meta = pd.DataFrame({"name": ["a", "b", "c"], "src": ["x", "y", "z"]})
+    records = [{"name": "c", "drops": 3, "rate": 0.5}, {"name": "a", "drops": 1, "rate": 1.5}, {"name": "b", "drops": 2, "rate": 2.5}]
+    merged = _merge_counters(meta, records, ("name", "src"))
+    assert merged["drops"].tolist() == [1, 2, 3] and merged["drops"].dtype == np.int64
+    assert merged["rate"].tolist() == [1.5, 2.5, 0.5]
+    assert merged["src"].tolist() == ["x", "y", "z"]
+    # A row without a record gets a missing value.
+    partial = _merge_counters(meta, records[:2], ("name", "src"))
+    assert partial["drops"].tolist()[0::2] == [1.0, 3.0] and np.isnan(partial["drops"].iloc[1])

@@ -395,26 +395,46 @@ def _merge_counters(meta: pd.DataFrame, records: Any, meta_cols: Sequence[str]) 
     frame = meta.copy()
     if not records:
         return frame
-    by_name = {str(r.get("name")): r for r in records}
     keys: list[str] = []
-    for record in records:
+    for record in records[:1] if _same_keys(records) else records:
         for key, value in record.items():
             if key not in meta_cols and key not in keys and not isinstance(value, (dict, list)):
                 keys.append(key)
+    names = [str(r.get("name")) for r in records]
+    position = {name: i for i, name in enumerate(names)}
+    rows = [position.get(name) for name in frame["name"]]
+    if all(i is not None for i in rows):
+        # Every row has its record: one column at a time from the records,
+        # in the rows' order.
+        ordered = records if rows == list(range(len(records))) else [records[i] for i in rows]
+        counters = pd.DataFrame.from_records(ordered, columns=keys)
+        counters.index = frame.index
+        return pd.concat([frame, counters], axis=1)
+    by_name = dict(zip(names, records))
     for key in keys:
         column = [by_name.get(name, {}).get(key) for name in frame["name"]]
         frame[key] = pd.Series(column, index=frame.index).infer_objects()
     return frame
 
 
+def _same_keys(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Do all records have the first one's keys (the engine writes them so)?"""
+    first = records[0].keys()
+    return all(r.keys() == first for r in records)
+
+
 def _active_rate(matrix: np.ndarray, bin_s: float) -> np.ndarray:
     """Mean Gb/s of each row over the span from its first to its last non-zero bin."""
     rates = np.zeros(matrix.shape[0], dtype=np.float64)
-    for i, row in enumerate(matrix):
-        nz = np.flatnonzero(row)
-        if nz.size:
-            span = (nz[-1] - nz[0] + 1) * bin_s
-            rates[i] = float(row.sum()) * 8.0 / span / 1e9
+    if matrix.size == 0:
+        return rates
+    nonzero = matrix != 0
+    active = nonzero.any(axis=1)
+    first = nonzero.argmax(axis=1)
+    last = matrix.shape[1] - 1 - nonzero[:, ::-1].argmax(axis=1)
+    span = (last - first + 1)[active] * bin_s
+    total = matrix.sum(axis=1)[active].astype(np.float64)
+    rates[active] = total * 8.0 / span / 1e9
     return rates
 
 
