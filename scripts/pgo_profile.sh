@@ -27,7 +27,7 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
 if [ ! -x "$profdata" ] && command -v rustup >/dev/null 2>&1; then
     echo "pgo: adding rustup's llvm-tools component (llvm-profdata)"
-    rustup component add llvm-tools >/dev/null 2>&1 || true
+    timeout 300 rustup component add llvm-tools >/dev/null 2>&1 || true
 fi
 if [ ! -x "$profdata" ]; then
     echo "pgo: no llvm-profdata for this rustc; building without a profile" >&2
