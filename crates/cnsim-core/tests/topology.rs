@@ -626,3 +626,15 @@ fn the_bench_scenarios_load() {
     assert_eq!(counts(&sc), (1, 1025, 1025));
     assert_eq!(sc.flows().len(), 1024);
 }
+
+/// `to = "*"` on every host of a large fabric is hosts² flows: refused at
+/// the source that crosses the limit, before its destination list is made.
+#[test]
+fn too_many_flows_are_refused_at_the_source_that_crosses_the_limit() {
+    check_error(
+        "kind = \"fat_tree\"\nk = 48",
+        "[[sources]]\nhost = \"H{p}.{e}.{h}\"\nto = \"*\"\nload = 0.1\nrepeat = { p = 48, e = 24, h = 24 }\n",
+        "to = \"*\"",
+        &["expected at most 2097152 flows in the scenario, found more (\"*\" adds 27647 to 2073525)", "sources[0].to", "(copy e=1, h=2, p=28)"],
+    );
+}

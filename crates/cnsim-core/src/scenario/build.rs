@@ -10,6 +10,12 @@ use crate::flowctl::watchdog::WatchdogSpec;
 use crate::units::{parse_rate, parse_size, parse_time, Rate, Time};
 use std::collections::HashMap;
 
+/// Flows a scenario may have: twice a k = 16 fat tree with every host
+/// sending to every other (1,047,552). Loading costs about 2 KB per flow,
+/// so many more would exhaust memory before the run's memory check could
+/// refuse them.
+pub(crate) const MAX_FLOWS: u64 = 1 << 21;
+
 const DEFAULT_LINK_RATE: Rate = Rate::gbps(10);
 const DEFAULT_FRAME: u32 = 1500;
 const DEFAULT_BIN: Time = Time::from_us(100);
@@ -825,6 +831,7 @@ impl<'a> Builder<'a> {
         let hosts: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].is_host()).collect();
         let mut names: HashMap<String, &FieldPath> = HashMap::new();
         let mut out = Vec::with_capacity(raw.len());
+        let mut flows: u64 = 0;
         for Entry { path: p, raw: s } in raw {
             let host_name = s
                 .host
@@ -839,6 +846,17 @@ impl<'a> Builder<'a> {
             })?;
             let dsts: Vec<usize> = match to {
                 Destinations::One(n) if n == "*" => {
+                    // Checked before the list is made: "*" on a large
+                    // fabric is hosts² flows.
+                    let adds = hosts.len().saturating_sub(1) as u64;
+                    if flows + adds > MAX_FLOWS {
+                        return Err(self.err(
+                            &p.key("to"),
+                            format!(
+                                "expected at most {MAX_FLOWS} flows in the scenario, found more (\"*\" adds {adds} to {flows})"
+                            ),
+                        ));
+                    }
                     hosts.iter().copied().filter(|&h| h != host).collect()
                 }
                 Destinations::One(n) => vec![self.host_index(n, &p.key("to"), nodes, by_name)?],
@@ -863,6 +881,7 @@ impl<'a> Builder<'a> {
                     "expected at least one destination host, found none",
                 ));
             }
+            flows += dsts.len() as u64;
             if let Some(k) = dsts.iter().position(|&x| x == host) {
                 let fp = if matches!(to, Destinations::Many(_)) {
                     p.key("to").index(k)
