@@ -35,13 +35,7 @@ fn family(i: usize) -> String {
     if let Some(path) = SHIPPED.get(i) {
         return std::fs::read_to_string(repo_file(path)).unwrap();
     }
-    let doc = std::fs::read_to_string(repo_file("docs/scenario-format.md")).unwrap();
-    let section = doc
-        .find("## Topology generators")
-        .expect("a topology section");
-    let start = section + doc[section..].find("```toml\n").unwrap() + "```toml\n".len();
-    let end = start + doc[start..].find("```").unwrap();
-    doc[start..end].to_string()
+    documented_topology_example()
 }
 
 /// Tokens that stress the parser: bad units, extremes, wrong types, names

@@ -606,13 +606,7 @@ fn clashes_with_written_entries_name_the_generated_one() {
 
 #[test]
 fn the_documented_topology_example_is_valid() {
-    let doc = std::fs::read_to_string(repo_file("docs/scenario-format.md")).unwrap();
-    let section = doc
-        .find("## Topology generators")
-        .expect("a topology section");
-    let start = section + doc[section..].find("```toml\n").unwrap() + "```toml\n".len();
-    let end = start + doc[start..].find("```").unwrap();
-    let sc = load(&doc[start..end], &[]).unwrap_or_else(|e| panic!("{e}"));
+    let sc = load(&documented_topology_example(), &[]).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(counts(&sc).1, 16);
     assert_eq!(sc.sources.len(), 16);
 }

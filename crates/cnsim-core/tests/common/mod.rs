@@ -88,3 +88,15 @@ pub fn assert_conservation(r: &RunResult) {
         "binned offered bytes add up"
     );
 }
+
+/// The `[topology]` example of the format doc (`## Topology generators`).
+#[allow(dead_code)]
+pub fn documented_topology_example() -> String {
+    let doc = std::fs::read_to_string(repo_file("docs/scenario-format.md")).unwrap();
+    let section = doc
+        .find("## Topology generators")
+        .expect("a topology section");
+    let start = section + doc[section..].find("```toml\n").unwrap() + "```toml\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    doc[start..end].to_string()
+}
