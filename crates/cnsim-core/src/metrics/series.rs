@@ -120,21 +120,29 @@ impl BinnedLevel {
     }
 
     /// The level of `row` becomes `v` at time `t`.
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, row: usize, t: Time, v: u64) {
         let t = t.0;
-        let b = self.cursor.of(t);
         let r = &mut self.rows[row];
-        if b == r.bin && t < self.cursor.hi {
+        if t >= self.cursor.lo && t < self.cursor.hi && self.cursor.index == r.bin {
             // Common case: the old level held within the current bin.
             if r.level != 0 {
-                r.area += r.level as f64 * (t - r.last) as f64;
+                // Through i64: the same value for anything below 2^63, and
+                // one instruction instead of the unsigned conversion's several.
+                r.area += r.level as i64 as f64 * (t - r.last) as i64 as f64;
             }
             r.max = r.max.max(r.level.max(v));
             r.last = t;
             r.level = v;
             return;
         }
+        self.set_across(row, t, v);
+    }
+
+    /// `set` when the row's open bin is not the current one.
+    #[inline(never)]
+    fn set_across(&mut self, row: usize, t: u64, v: u64) {
+        let b = self.cursor.of(t);
         self.advance(row, t);
         let r = &mut self.rows[row];
         if b != r.bin {

@@ -294,6 +294,8 @@ pub struct Simulator {
     seed: u64,
     events: EventQueue<Event>,
     roles: Vec<Role>,
+    /// Some switch sends PAUSE: without, the per-frame PAUSE checks are skipped.
+    any_pause: bool,
     node_ports: Vec<Vec<u32>>,
     ports: Vec<Port>,
     /// Link delay plus the receiving node's latency, per port.
@@ -530,6 +532,10 @@ impl Simulator {
             end: sc.duration,
             seed,
             events: EventQueue::with_capacity(4096),
+            any_pause: sc
+                .nodes
+                .iter()
+                .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pause.is_some())),
             roles,
             node_ports: adj
                 .iter()
@@ -742,6 +748,7 @@ impl Simulator {
         Ok(())
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone { port } => self.tx_done(port),
@@ -812,15 +819,26 @@ impl Simulator {
 
     // ---- transmitters -------------------------------------------------
 
+    /// Start the next transmission if the port is idle.
+    #[inline(always)]
+    fn try_start(&mut self, port: u32) {
+        if self.ports[port as usize].tx == TxState::Idle {
+            self.start_next(port);
+        }
+    }
+
+    #[inline(never)]
+    fn start_next(&mut self, port: u32) {
+        self.start_idle(port);
+    }
+
     /// Start the next transmission on an idle port: PAUSE frames first (a
     /// paused transmitter may still send them), then data unless paused.
-    #[inline]
-    fn try_start(&mut self, port: u32) {
+    /// Inlined where a port has just become idle (`tx_done`).
+    #[inline(always)]
+    fn start_idle(&mut self, port: u32) {
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        if p.tx != TxState::Idle {
-            return;
-        }
         if let Some(q) = p.ctrl_pending.take() {
             p.tx = TxState::Pause(q);
             let done = now + p.rate.tx_time(PAUSE_FRAME_BYTES);
@@ -912,7 +930,10 @@ impl Simulator {
             }
             TxState::Idle => unreachable!("TxDone on an idle port"),
         }
-        self.try_start(port);
+        // Usually still idle (a waiting source may have started it).
+        if self.ports[pi].tx == TxState::Idle {
+            self.start_idle(port);
+        }
     }
 
     /// The last bit of `frame` left `port`: it is received at the peer
@@ -1473,9 +1494,16 @@ impl Simulator {
 
     // ---- PAUSE ----------------------------------------------------------
 
-    /// Global mode: an output at XOFF holds every other port's upstream.
-    #[inline]
+    /// An output's occupancy changed: PAUSE may hold or release upstream.
+    #[inline(always)]
     fn output_pause_check(&mut self, node: usize, out: u32) {
+        if self.any_pause {
+            self.global_pause_check(node, out);
+        }
+    }
+
+    /// Global mode: an output at XOFF holds every other port's upstream.
+    fn global_pause_check(&mut self, node: usize, out: u32) {
         let Role::Switch(SwitchState {
             pause: Some(ps), ..
         }) = &self.roles[node]
@@ -1507,9 +1535,16 @@ impl Simulator {
         }
     }
 
-    /// Per-input mode: an input's partition at XOFF holds that input's upstream.
-    #[inline]
+    /// An input partition's occupancy changed: PAUSE may hold or release its upstream.
+    #[inline(always)]
     fn input_pause_check(&mut self, node: usize, inp: u32) {
+        if self.any_pause {
+            self.per_input_pause_check(node, inp);
+        }
+    }
+
+    /// Per-input mode: an input's partition at XOFF holds that input's upstream.
+    fn per_input_pause_check(&mut self, node: usize, inp: u32) {
         let Role::Switch(SwitchState {
             pause: Some(ps), ..
         }) = &self.roles[node]
@@ -1612,6 +1647,7 @@ impl Simulator {
     /// Does a frame of `flow` fit in its host's adapter: in the flow's
     /// queue (per-flow queues are unlimited; a rate limiter's is not), or
     /// else in the egress buffer?
+    #[inline]
     fn adapter_has_room(&self, node: usize, flow: u32, size: u32) -> bool {
         if self.limiters.is_empty() {
             return self.egress_has_room(node, size);
@@ -1665,6 +1701,7 @@ impl Simulator {
     }
 
     /// Can the host's egress queue take a frame of `size` bytes?
+    #[inline]
     fn egress_has_room(&self, node: usize, size: u32) -> bool {
         let Role::Host(h) = &self.roles[node] else {
             unreachable!("egress queues belong to hosts")
@@ -1730,7 +1767,10 @@ impl Simulator {
         if h.stopped && self.ports[h.port as usize].occupancy <= h.low {
             h.stopped = false;
         }
-        self.serve_stalled(node);
+        // Only rate limiters stall.
+        if !self.limiters.is_empty() {
+            self.serve_stalled(node);
+        }
         self.wake_sources(node);
     }
 
@@ -1770,7 +1810,14 @@ impl Simulator {
     /// Let every waiting source and TCP sender of the host try again, in
     /// the order they blocked; those that still find no room wait again in
     /// the same order.
+    #[inline(always)]
     fn wake_sources(&mut self, node: usize) {
+        if matches!(&self.roles[node], Role::Host(h) if !h.waiting.is_empty()) {
+            self.retry_waiting(node);
+        }
+    }
+
+    fn retry_waiting(&mut self, node: usize) {
         let Role::Host(h) = &self.roles[node] else {
             return;
         };
