@@ -88,8 +88,12 @@ impl Source {
     /// Time of the next unit at or after `now`, if before the stop time.
     pub fn next_time(&mut self, now: Time) -> Option<Time> {
         if now > self.start {
+            // The first whole slot from `now`. Right after a unit, `now` is
+            // within the slot before `next_slot`, and the division is skipped.
             let since = (now - self.start).0;
-            self.next_slot = self.next_slot.max(since.div_ceil(self.slot.0));
+            if since > self.next_slot.saturating_mul(self.slot.0) {
+                self.next_slot = since.div_ceil(self.slot.0);
+            }
         }
         let k = self.gaps.sample(&mut self.rng);
         let slot = self.next_slot.checked_add(k)?;
