@@ -827,6 +827,7 @@ impl Simulator {
         }
     }
 
+    /// `start_idle` out of line, for the many callers of `try_start`.
     #[inline(never)]
     fn start_next(&mut self, port: u32) {
         self.start_idle(port);
@@ -1817,6 +1818,7 @@ impl Simulator {
         }
     }
 
+    /// `wake_sources` when someone waits.
     fn retry_waiting(&mut self, node: usize) {
         let Role::Host(h) = &self.roles[node] else {
             return;
