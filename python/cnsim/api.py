@@ -34,6 +34,9 @@ DICT_ORIGIN = "<dict>"
 PROGRESS_DELAY_S = 1.0
 #: How often the progress handle is polled (seconds).
 PROGRESS_POLL_S = 0.1
+#: Limits of ``max_events`` (the engine counts in 64 bits) and ``max_wall_s``.
+MAX_EVENTS = 2**64 - 1
+MAX_WALL_S = 1e9
 
 
 def run(
@@ -76,7 +79,8 @@ def run(
 
     Raises :class:`cnsim.ScenarioError` for bad input (the message names the
     file, line and field) and :class:`cnsim.SimulationError` for a failure
-    while running (e.g. cancellation).
+    while running. Ctrl-C (SIGINT in the main thread) stops the run within
+    a fraction of a second and raises ``KeyboardInterrupt``.
     """
     text, origin, fmt = _scenario_source(scenario)
     pairs = _override_pairs(set, overrides)
@@ -204,11 +208,14 @@ def _toml_string(text: str) -> str:
 
 
 def _limits(max_events: Any, max_wall_s: Any) -> dict[str, Any]:
-    if max_events is not None and (isinstance(max_events, bool) or not isinstance(max_events, int) or max_events < 1):
-        raise ValueError(f"max_events must be a positive integer, got {max_events!r}")
+    if max_events is not None:
+        if hasattr(max_events, "item") and not isinstance(max_events, bool):
+            max_events = max_events.item()  # numpy integers
+        if isinstance(max_events, bool) or not isinstance(max_events, int) or not 1 <= max_events <= MAX_EVENTS:
+            raise ValueError(f"max_events must be an integer from 1 to 2^64-1, got {max_events!r}")
     if max_wall_s is not None:
-        if isinstance(max_wall_s, bool) or not isinstance(max_wall_s, (int, float)) or not 0 < max_wall_s < 1e9:
-            raise ValueError(f"max_wall_s must be a positive number of seconds, got {max_wall_s!r}")
+        if isinstance(max_wall_s, bool) or not isinstance(max_wall_s, (int, float)) or not 0 < max_wall_s <= MAX_WALL_S:
+            raise ValueError(f"max_wall_s must be a number of seconds in (0, {MAX_WALL_S:g}], got {max_wall_s!r}")
         max_wall_s = float(max_wall_s)
     return {"max_events": max_events, "max_wall_s": max_wall_s}
 

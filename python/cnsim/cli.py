@@ -25,6 +25,7 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .api import MAX_EVENTS, MAX_WALL_S
 
 EXIT_RUNTIME = 1
 EXIT_BAD_INPUT = 2
@@ -71,6 +72,39 @@ DASK_OPTION = click.option(
 )
 
 
+class _Seconds(click.ParamType):
+    """A finite number of seconds in (0, maximum]; click's FloatRange lets NaN through."""
+
+    name = "seconds"
+
+    def __init__(self, maximum: float, allow_zero: bool = False) -> None:
+        self.maximum = maximum
+        self.allow_zero = allow_zero
+
+    def convert(self, value, param, ctx):  # noqa: ANN001, ANN201 - click's signature
+        if isinstance(value, float):
+            return value
+        try:
+            seconds = float(value)
+        except ValueError:
+            self.fail(f"expected a number of seconds, found {value!r}", param, ctx)
+        low_ok = seconds >= 0 if self.allow_zero else seconds > 0
+        if not (low_ok and seconds <= self.maximum):  # also false for NaN
+            low = "0 <=" if self.allow_zero else "0 <"
+            self.fail(f"expected seconds with {low} s <= {self.maximum:g}, found {value!r}", param, ctx)
+        return seconds
+
+
+DASK_WAIT_OPTION = click.option(
+    "--dask-wait",
+    "dask_wait",
+    type=_Seconds(1e6, allow_zero=True),
+    default=None,
+    metavar="SECONDS",
+    help="With --dask: how long to wait for a first worker before giving up (default: 120).",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="cnsim", message="%(prog)s %(version)s")
 def cli() -> None:
@@ -96,9 +130,9 @@ def cli() -> None:
     show_default=True,
     help="Figure format for --plot.",
 )
-@click.option("--max-events", type=click.IntRange(min=1), default=None,
+@click.option("--max-events", type=click.IntRange(1, MAX_EVENTS), default=None,
               help="Stop after this many events; the result is marked partial.")
-@click.option("--max-wall", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+@click.option("--max-wall", type=_Seconds(MAX_WALL_S), default=None, metavar="SECONDS",
               help="Stop after this much wall time; the result is marked partial.")
 @click.option("--no-checks", is_flag=True, help="Skip the invariant checks (a few percent faster).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
@@ -213,6 +247,7 @@ def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
 )
 @JOBS_OPTION
 @DASK_OPTION
+@DASK_WAIT_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or report; only errors.")
 def sweep(
     files: tuple[str, ...],
@@ -224,6 +259,7 @@ def sweep(
     out: Path | None,
     jobs: int | None,
     dask_address: str | None,
+    dask_wait: float | None,
     quiet: bool,
 ) -> int:
     """Run the cross product of variants x axis values x seeds of the scenario FILE(s).
@@ -267,7 +303,8 @@ def sweep(
     command = ["cnsim", *_ARGV]
     with _sigterm_as_interrupt():
         try:
-            frame = run_plan(the_plan, out, jobs=jobs, dask=dask_address, progress=show_progress, command=command)
+            frame = run_plan(the_plan, out, jobs=jobs, dask=dask_address, progress=show_progress, command=command,
+                             **_dask_wait(dask_wait))
         except KeyboardInterrupt:
             _report_interrupted(out)
             raise
@@ -302,6 +339,7 @@ def sweep(
 )
 @JOBS_OPTION
 @DASK_OPTION
+@DASK_WAIT_OPTION
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar; only errors.")
 def reproduce(
     study: str | None,
@@ -310,6 +348,7 @@ def reproduce(
     out: Path | None,
     jobs: int | None,
     dask_address: str | None,
+    dask_wait: float | None,
     quiet: bool,
 ) -> int:
     """Run every variant and seed of a reference STUDY and write report.html beside the sweep."""
@@ -334,7 +373,7 @@ def reproduce(
         try:
             report = run_study(
                 spec.name, quick=quick, out=out, jobs=jobs, dask=dask_address,
-                progress=not quiet and sys.stderr.isatty(), command=command,
+                progress=not quiet and sys.stderr.isatty(), command=command, **_dask_wait(dask_wait),
             )
         except KeyboardInterrupt:
             if out is not None:
@@ -395,6 +434,11 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
             _error(f"the ns-3 comparison failed (exit status {code}); see its output above")
             return EXIT_RUNTIME
     return 0
+
+
+def _dask_wait(seconds: float | None) -> dict[str, float]:
+    """The --dask-wait keyword, when given (the API's default applies otherwise)."""
+    return {} if seconds is None else {"dask_wait_s": seconds}
 
 
 def _report_interrupted(out: Path) -> None:

@@ -39,6 +39,7 @@ def reproduce(
     out: str | os.PathLike | None = None,
     jobs: int | None = None,
     dask: Any = None,
+    dask_wait_s: float | None = None,
     progress: bool = False,
     command: str | None = None,
 ) -> Path:
@@ -53,20 +54,21 @@ def reproduce(
         if not Path(path).is_file():
             raise FileNotFoundError(f"study {spec.name!r}, variant {name!r}: scenario file {path} not found")
     common = dict(spec.quick_overrides) if quick else None
+    run = {"out": out, "jobs": jobs, "dask": dask, "progress": progress}
+    if dask_wait_s is not None:
+        run["dask_wait_s"] = dask_wait_s
     if spec.sweep_variants:
         names = list(spec.quick_sweep_variants) if quick and spec.quick_sweep_variants else list(spec.sweep_variants)
         chosen = {name: {**spec.sweep_variants[name], **(spec.quick_variant_overrides.get(name, {}) if quick else {})}
                   for name in names}
         if spec.sweep_bases:
-            summary = _sweep_bases(spec, variants, chosen, common, seeds, out, jobs=jobs, dask=dask,
-                                   progress=progress)
+            summary = _sweep_bases(spec, variants, chosen, common, seeds, **run)
         else:
             (base,) = variants.values()
-            summary = sweep(base, variants=chosen, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask,
-                            progress=progress)
+            summary = sweep(base, variants=chosen, set=common, seed_list=seeds, **run)
     else:
         names = list(spec.variants)
-        summary = sweep(variants, set=common, seed_list=seeds, out=out, jobs=jobs, dask=dask, progress=progress)
+        summary = sweep(variants, set=common, seed_list=seeds, **run)
     runs: dict[str, list[Result]] = {}
     ok = summary[summary["status"] == "ok"].sort_values(["variant", "seed"])
     for variant in names:
@@ -88,7 +90,7 @@ def reproduce(
     return path
 
 
-def _sweep_bases(spec, variants, chosen, common, seeds, out, **run) -> pd.DataFrame:
+def _sweep_bases(spec, variants, chosen, common, seeds, *, out, **run) -> pd.DataFrame:
     """One sweep over several base files: each sweep variant overrides the file ``spec.sweep_bases`` names.
 
     The points of every file go into one sweep directory (one summary, one

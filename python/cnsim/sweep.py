@@ -24,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import sys
 import threading
 import time
 import traceback
@@ -78,6 +80,9 @@ TOTALS = (
 LEADING_COLUMNS = ("point_id", "variant", "scenario")
 TRAILING_COLUMNS = ("seed", "status", "error", "wall_time_s", "events", "frame_hops", "fingerprint", *TOTALS)
 
+#: How long a sweep waits for a first Dask worker by default (seconds).
+DASK_WAIT_S = 120.0
+
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 STATUS_PENDING = "pending"
@@ -97,6 +102,7 @@ def sweep(
     out: str | os.PathLike,
     jobs: int | None = None,
     dask: Any = None,
+    dask_wait_s: float = DASK_WAIT_S,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run every point of a sweep that is not complete in *out*; return the summary table.
@@ -126,6 +132,9 @@ def sweep(
         (``"tcp://host:8786"``) or a scheduler file (``dask scheduler
         --scheduler-file FILE``): run the points on that cluster. Results come
         back to this process, which writes them.
+    dask_wait_s
+        How long to wait for a first worker of the Dask cluster (seconds)
+        before giving up with a :class:`SweepError`.
     progress
         Show a progress bar (points done / failed / remaining, ETA) on stderr.
 
@@ -139,7 +148,7 @@ def sweep(
     is written; Ctrl-C writes the summary and raises ``KeyboardInterrupt``.
     """
     the_plan = plan(scenario, axes=axes, variants=variants, seeds=seeds, seed_list=seed_list, set=set)
-    return run_plan(the_plan, out, jobs=jobs, dask=dask, progress=progress)
+    return run_plan(the_plan, out, jobs=jobs, dask=dask, dask_wait_s=dask_wait_s, progress=progress)
 
 
 def sweep_points(
@@ -218,6 +227,7 @@ def run_plan(
     *,
     jobs: int | None = None,
     dask: Any = None,
+    dask_wait_s: float = DASK_WAIT_S,
     progress: bool = False,
     command: Sequence[str] | None = None,
 ) -> pd.DataFrame:
@@ -225,7 +235,7 @@ def run_plan(
     out = Path(out)
     jobs = _check_jobs(jobs)
     _check_out(out)
-    client, own_client, address = _dask_client(dask) if dask is not None else (None, False, None)
+    client, own_client, address = _dask_client(dask, dask_wait_s) if dask is not None else (None, False, None)
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / POINTS_DIR).mkdir(exist_ok=True)
@@ -452,19 +462,18 @@ def _partial(handles: Iterable[Any]) -> float:
 # --------------------------------------------------------------------------- Dask
 
 
-def _dask_client(dask: Any) -> tuple[Any, bool, str]:
+def _dask_client(dask: Any, wait_s: float = DASK_WAIT_S) -> tuple[Any, bool, str]:
     """(client, whether we created it, address for sweep.json)."""
+    wait_s = _check_dask_wait(wait_s)
     if isinstance(dask, (str, os.PathLike)):
         try:
             from distributed import Client
         except ImportError:
             raise SweepError("--dask needs dask.distributed: pip install 'cnsim[dask]'") from None
-        address = os.fspath(dask)
-        # A scheduler address, or the JSON file of `dask scheduler --scheduler-file FILE`.
-        where = {"scheduler_file": address} if os.path.isfile(address) else {"address": address}
+        address = _scheduler_address(os.fspath(dask))
         try:
             # The wait for the scheduler is Dask's distributed.comm.timeouts.connect (30 s by default).
-            client = Client(**where, set_as_default=False)
+            client = Client(address, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
             raise SweepError(f"cannot connect to the Dask scheduler at {address}: {exc}") from None
         own = True
@@ -474,6 +483,7 @@ def _dask_client(dask: Any) -> tuple[Any, bool, str]:
     else:
         raise SweepError(f"dask must be a scheduler address or a dask.distributed.Client, not {type(dask).__name__}")
     try:
+        _wait_for_workers(client, address, wait_s)
         _check_workers(client)
     except BaseException:
         if own:
@@ -481,6 +491,56 @@ def _dask_client(dask: Any) -> tuple[Any, bool, str]:
                 client.close()
         raise
     return client, own, address
+
+
+def _check_dask_wait(wait_s: Any) -> float:
+    if isinstance(wait_s, bool) or not isinstance(wait_s, (int, float)) or not 0 <= wait_s <= 1e6:
+        raise SweepError(f"dask_wait_s must be a number of seconds from 0 to 1e6, got {wait_s!r}")
+    return float(wait_s)
+
+
+_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?[^\s/:]+:\d{1,5}$|^[a-z][a-z0-9+.-]*://\S+$", re.IGNORECASE)
+
+
+def _scheduler_address(text: str) -> str:
+    """The scheduler address of ``--dask``: given, or read from a scheduler file.
+
+    Checked here because Dask, given something else, waits for its connect
+    timeout and then fails with an unrelated message.
+    """
+    if os.path.isfile(text):
+        try:
+            with open(text, encoding="utf-8") as fh:
+                info = json.load(fh)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise SweepError(f"{text}: not a Dask scheduler file (expected JSON with an 'address'): {exc}") from None
+        address = info.get("address") if isinstance(info, dict) else None
+        if not isinstance(address, str) or not _ADDRESS.match(address):
+            raise SweepError(f"{text}: not a Dask scheduler file: expected an 'address' like tcp://host:8786, "
+                             f"found {address!r}")
+        return address
+    if os.path.exists(text):
+        raise SweepError(f"{text}: not a Dask scheduler file (not a regular file)")
+    if not _ADDRESS.match(text):
+        raise SweepError(f"--dask: expected a scheduler address (tcp://host:8786 or host:8786) or a scheduler file, "
+                         f"found {text!r}")
+    return text
+
+
+def _wait_for_workers(client: Any, address: str, wait_s: float) -> None:
+    """Wait for a first worker, saying so: a scheduler without workers would run nothing, forever."""
+    try:
+        if client.scheduler_info().get("workers"):
+            return
+    except Exception:  # an old or mocked client: let the version check speak
+        return
+    print(f"waiting up to {wait_s:g} s for a Dask worker to join the scheduler at {address} "
+          "(--dask-wait sets the limit)", file=sys.stderr, flush=True)
+    try:
+        client.wait_for_workers(1, timeout=wait_s)
+    except (TimeoutError, OSError):
+        raise SweepError(f"no Dask worker joined the scheduler at {address} within {wait_s:g} s "
+                         "(start workers, or wait longer with --dask-wait)") from None
 
 
 def _check_workers(client: Any) -> None:

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 create_exception!(
     _core,
@@ -83,6 +84,59 @@ fn validate(
     Ok(load(text, origin, &overrides, fmt)?.describe().to_string())
 }
 
+/// The name of the thread a run simulates on (shown by `top -H`).
+const ENGINE_THREAD: &str = "cnsim-engine";
+
+/// How often a waiting run lets Python handle its signals.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Runs the engine on a worker thread while the calling thread, without the
+/// GIL, waits for it and takes the GIL back every `SIGNAL_POLL` to let
+/// Python handle signals. A pending signal (Ctrl-C: KeyboardInterrupt)
+/// cancels the run, and its exception is what the caller gets. Waiting with
+/// the GIL released for the whole run would leave a Ctrl-C pending until
+/// the end, to fire later inside unrelated calls. Only the main thread
+/// receives signals; elsewhere the check is free.
+fn run_interruptible(
+    py: Python<'_>,
+    sc: &cnsim_core::Scenario,
+    opts: RunOptions,
+) -> PyResult<cnsim_core::RunResult> {
+    let handle = opts.progress.clone().expect("run passes a handle");
+    std::thread::scope(|scope| {
+        let waiter = std::thread::current();
+        let worker = std::thread::Builder::new()
+            .name(ENGINE_THREAD.into())
+            .spawn_scoped(scope, move || {
+                let result = cnsim_core::run(sc, &opts);
+                waiter.unpark();
+                result
+            })
+            .map_err(|e| SimulationError::new_err(format!("cannot start the engine's thread: {e}")))?;
+        while !worker.is_finished() {
+            py.detach(|| std::thread::park_timeout(SIGNAL_POLL));
+            if let Err(signal) = py.check_signals() {
+                handle.cancel.store(true, Ordering::Relaxed);
+                let _ = py.detach(|| worker.join());
+                return Err(signal);
+            }
+        }
+        match py.detach(|| worker.join()) {
+            Ok(result) => result.map_err(|e: RunError| SimulationError::new_err(e.to_string())),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(SimulationError::new_err(format!(
+                    "internal error: the engine stopped unexpectedly ({what}); please report it with the scenario"
+                )))
+            }
+        }
+    })
+}
+
 fn matrix<'py, T: numpy::Element>(
     py: Python<'py>,
     data: Vec<T>,
@@ -114,7 +168,8 @@ fn run<'py>(
     let sc = load(text, origin, &overrides, fmt)?;
     let opts = RunOptions {
         seed,
-        progress: progress.map(|p| p.get().0.clone()),
+        // Always a handle: it is how a signal cancels the run.
+        progress: Some(progress.map_or_else(Default::default, |p| p.get().0.clone())),
         max_events,
         max_wall: max_wall_s
             .map(|s| {
@@ -127,9 +182,7 @@ fn run<'py>(
             .transpose()?,
         no_checks: !checks,
     };
-    let result = py
-        .detach(|| cnsim_core::run(&sc, &opts))
-        .map_err(|e: RunError| SimulationError::new_err(e.to_string()))?;
+    let result = run_interruptible(py, &sc, opts)?;
     let summary = serde_json::to_string(&result.summary)
         .map_err(|e| SimulationError::new_err(e.to_string()))?;
     let s = result.series;
@@ -242,6 +295,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_class::<Progress>()?;
+    // Load numpy's C API now: loading it lazily, at a run's first result
+    // matrix, imports Python code, where a pending Ctrl-C would surface as
+    // a panic instead of a KeyboardInterrupt.
+    PyArray1::<f64>::zeros(m.py(), 0, false);
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
