@@ -89,7 +89,15 @@ def run(
     limits = _limits(max_events, max_wall_s)
     limits["checks"] = bool(checks)
     raw = _run_core(text, origin, pairs, fmt, seed, progress, limits)
-    result = Result.from_core(raw, scenario_file=origin)
+    try:
+        result = Result.from_core(raw, scenario_file=origin)
+    except MemoryError:
+        del raw
+        raise _core.SimulationError(
+            "out of memory while building the result tables (the run's memory estimate, which "
+            "'cnsim validate --json' shows as memory_estimate_bytes, was exceeded); "
+            "use a wider 'bin', a shorter 'duration' or fewer flows"
+        ) from None
     if out is not None:
         result.save(out)
     return result

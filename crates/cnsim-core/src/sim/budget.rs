@@ -1,29 +1,59 @@
 //! Memory a run will need, estimated before anything is allocated, so that
 //! a scenario the machine cannot hold (millions of flows with per-flow
 //! series, microsecond bins over seconds) is refused up front instead of
-//! exhausting memory halfway.
+//! exhausting memory halfway, or after the engine has finished.
+//!
+//! A run through cnsim's Python package has two phases, and its peak is the
+//! larger of the two: the engine (binned series, per-flow and per-port
+//! state, routing table), then the result tables built from the series and
+//! saved as Parquet (the engine's state is freed by then; the series are
+//! handed over without a copy and are part of the second phase's cost).
+
+use std::path::Path;
 
 use crate::net::routing;
 use crate::scenario::schema::Transport;
 use crate::scenario::spec::{NodeKind, Scenario};
 
-/// Bytes per flow and bin, per port and bin, of the binned series (see
-/// `metrics::series`: a sum is 8 B, a level 16 B).
+/// Engine phase: bytes per flow and bin, per port and bin, of the binned
+/// series (see `metrics::series`: a sum is 8 B, a level 16 B).
 const FLOW_SERIES: u64 = 16;
 const LIMITER_SERIES: u64 = 32;
 const QCN_SERIES: u64 = 16;
 const TCP_SERIES: u64 = 32;
 const PORT_SERIES: u64 = 40;
-/// State per flow (counters, limiter, TCP connection, names) and per port.
+/// Engine phase: state per flow (counters, limiter, TCP connection, names)
+/// and per port.
 const FLOW_STATE: u64 = 1024;
 const PORT_STATE: u64 = 512;
 /// Bytes per entry of the routing table (a row per switch, a column per
 /// host; see `net::routing`).
 const ROUTE_ENTRY: u64 = 4;
 
-/// Bytes the engine's series, per-flow and per-port state and routing table
-/// will take.
-/// Frames in buffers are not counted (32 B each, bounded by the buffers).
+/// Result phase: bytes per flow and bin (the throughput table, plus the
+/// rate-limiter table with limiters and the transport table with TCP), per
+/// port and bin (link throughput and occupancy tables), and per flow and per
+/// port (summary counters parsed into the flows and queues tables). Peak
+/// resident memory measured on star all-to-all runs (9,900 flows, 500 to
+/// 5,000 bins: 90, +91 with QCN, +73 with TCP), single-flow k = 8 fat trees
+/// (768 ports, 1,000 to 5,000 bins: 160) and k = 12 and 16 fat trees
+/// with every host sending to every other (2.9 KB a flow), each rounded up
+/// by 10 to 20% (the limiter's most: a small all-to-all with QCN needed it),
+/// and the working memory of building and writing the first
+/// tables (14 to 17 MiB on the study scenarios) as a fixed 24 MiB
+/// (`bench/memory.py`, docs/performance.md).
+const RESULT_FIXED: u64 = 24 << 20;
+const RESULT_FLOW_BIN: u64 = 100;
+const RESULT_LIMITER_BIN: u64 = 110;
+const RESULT_TCP_BIN: u64 = 80;
+const RESULT_PORT_BIN: u64 = 175;
+const RESULT_PER_FLOW: u64 = 3300;
+const RESULT_PER_PORT: u64 = 3300;
+
+/// Bytes a run needs at its peak: the larger of the engine's phase (series,
+/// per-flow and per-port state, routing table) and the result phase (tables
+/// built from the series and saved). Frames in buffers are not counted
+/// (32 B each, bounded by the buffers).
 pub fn memory_estimate(sc: &Scenario) -> u64 {
     let flows: u64 = sc.sources.iter().map(|s| s.dsts.len() as u64).sum();
     let ports = 2 * sc.links.len() as u64;
@@ -32,32 +62,96 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
         .nodes
         .iter()
         .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
-    let mut per_flow_bin = FLOW_SERIES;
-    if sc.bcn.is_some() || sc.qcn.is_some() || voq {
-        per_flow_bin += LIMITER_SERIES;
+    let limiters = sc.bcn.is_some() || sc.qcn.is_some() || voq;
+    let tcp = sc.sources.iter().any(|s| s.transport == Transport::Tcp);
+
+    let mut series_per_flow_bin = FLOW_SERIES;
+    let mut result_per_flow_bin = RESULT_FLOW_BIN;
+    if limiters {
+        series_per_flow_bin += LIMITER_SERIES;
+        result_per_flow_bin += RESULT_LIMITER_BIN;
     }
     if sc.qcn.is_some() {
-        per_flow_bin += QCN_SERIES;
+        series_per_flow_bin += QCN_SERIES;
     }
-    if sc.sources.iter().any(|s| s.transport == Transport::Tcp) {
-        per_flow_bin += TCP_SERIES;
+    if tcp {
+        series_per_flow_bin += TCP_SERIES;
+        result_per_flow_bin += RESULT_TCP_BIN;
     }
-    let series = flows
-        .saturating_mul(bins)
-        .saturating_mul(per_flow_bin)
-        .saturating_add(ports.saturating_mul(bins).saturating_mul(PORT_SERIES));
-    series
+    let per_bins = |per_flow_bin: u64, per_port_bin: u64| {
+        flows
+            .saturating_mul(bins)
+            .saturating_mul(per_flow_bin)
+            .saturating_add(ports.saturating_mul(bins).saturating_mul(per_port_bin))
+    };
+    let engine = per_bins(series_per_flow_bin, PORT_SERIES)
         .saturating_add(flows.saturating_mul(FLOW_STATE))
         .saturating_add(ports.saturating_mul(PORT_STATE))
-        .saturating_add(routing::table_size(&sc.nodes).saturating_mul(ROUTE_ENTRY))
+        .saturating_add(routing::table_size(&sc.nodes).saturating_mul(ROUTE_ENTRY));
+    let results = RESULT_FIXED
+        .saturating_add(per_bins(result_per_flow_bin, RESULT_PORT_BIN))
+        .saturating_add(flows.saturating_mul(RESULT_PER_FLOW))
+        .saturating_add(ports.saturating_mul(RESULT_PER_PORT));
+    engine.max(results)
 }
 
-/// Memory the system can still give (Linux: MemAvailable), if known.
+/// Memory this process can still take: the system's (Linux: MemAvailable)
+/// and, inside a container or a batch job, what its control group's limit
+/// leaves, whichever is less; `None` when neither is known.
 pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let root = Path::new("/");
+    match (system_available(root), cgroup_headroom(root)) {
+        (Some(system), Some(group)) => Some(system.min(group)),
+        (system, group) => system.or(group),
+    }
+}
+
+/// MemAvailable of `root`/proc/meminfo, in bytes.
+fn system_available(root: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(root.join("proc/meminfo")).ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    Some(kib.saturating_mul(1024))
+}
+
+/// The least room left under a memory limit of this process's control
+/// group or of any group above it (cgroup v2, then v1), read under `root`.
+fn cgroup_headroom(root: &Path) -> Option<u64> {
+    let groups = std::fs::read_to_string(root.join("proc/self/cgroup")).ok()?;
+    let mut least: Option<u64> = None;
+    for line in groups.lines() {
+        // "0::/path" (v2) or "N:controller,...:/path" (v1).
+        let mut fields = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (fields.next(), fields.next(), fields.next()) else {
+            continue;
+        };
+        let (mount, limit_file, usage_file) = if controllers.is_empty() {
+            ("sys/fs/cgroup", "memory.max", "memory.current")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            ("sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")
+        } else {
+            continue;
+        };
+        let mut dir = root.join(mount).join(path.trim_start_matches('/'));
+        let top = root.join(mount);
+        loop {
+            let read = |file: &str| -> Option<u64> {
+                std::fs::read_to_string(dir.join(file)).ok()?.trim().parse().ok()
+            };
+            // "max" (v2) or a huge number (v1) means no limit: the parse or
+            // the subtraction below gives nothing then.
+            if let (Some(limit), Some(usage)) = (read(limit_file), read(usage_file)) {
+                if limit < u64::MAX / 2 {
+                    let room = limit.saturating_sub(usage);
+                    least = Some(least.map_or(room, |l| l.min(room)));
+                }
+            }
+            if dir == top || !dir.pop() || !dir.starts_with(&top) {
+                break;
+            }
+        }
+    }
+    least
 }
 
 /// "1.5 GB", for messages.
@@ -68,5 +162,82 @@ pub fn human_bytes(b: u64) -> String {
         b if b >= 1e9 => format!("{:.1} GB", b / 1e9),
         b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
         b => format!("{:.0} kB", b / 1e3),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::path::PathBuf;
+
+    /// A fake file system root under the temporary directory.
+    fn fake_root(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("cnsim-budget-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        for (path, text) in files {
+            let file = root.join(path);
+            fs::create_dir_all(file.parent().unwrap()).unwrap();
+            fs::write(file, text).unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn cgroup_v2_limit_of_the_group_or_a_parent_is_honoured() {
+        let root = fake_root(
+            "v2",
+            &[
+                ("proc/self/cgroup", "0::/job/step\n"),
+                ("sys/fs/cgroup/job/memory.max", "1000000000\n"),
+                ("sys/fs/cgroup/job/memory.current", "400000000\n"),
+                ("sys/fs/cgroup/job/step/memory.max", "max\n"),
+                ("sys/fs/cgroup/job/step/memory.current", "300000000\n"),
+                ("proc/meminfo", "MemTotal: 100 kB\nMemAvailable:   8000000 kB\n"),
+            ],
+        );
+        assert_eq!(cgroup_headroom(&root), Some(600_000_000));
+        assert_eq!(system_available(&root), Some(8_192_000_000));
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn cgroup_v1_memory_controller_and_no_limit() {
+        let root = fake_root(
+            "v1",
+            &[
+                ("proc/self/cgroup", "5:cpu,cpuacct:/x\n4:memory:/x\n"),
+                ("sys/fs/cgroup/memory/x/memory.limit_in_bytes", "2000000000\n"),
+                ("sys/fs/cgroup/memory/x/memory.usage_in_bytes", "500000000\n"),
+                ("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"),
+                ("sys/fs/cgroup/memory/memory.usage_in_bytes", "7000000000\n"),
+            ],
+        );
+        assert_eq!(cgroup_headroom(&root), Some(1_500_000_000));
+        fs::remove_dir_all(&root).unwrap();
+        let unlimited = fake_root(
+            "none",
+            &[
+                ("proc/self/cgroup", "0::/\n"),
+                ("sys/fs/cgroup/memory.max", "max\n"),
+                ("sys/fs/cgroup/memory.current", "123\n"),
+            ],
+        );
+        assert_eq!(cgroup_headroom(&unlimited), None);
+        fs::remove_dir_all(unlimited).unwrap();
+    }
+
+    #[test]
+    fn a_usage_above_the_limit_leaves_no_room() {
+        let root = fake_root(
+            "over",
+            &[
+                ("proc/self/cgroup", "0::/\n"),
+                ("sys/fs/cgroup/memory.max", "100\n"),
+                ("sys/fs/cgroup/memory.current", "200\n"),
+            ],
+        );
+        assert_eq!(cgroup_headroom(&root), Some(0));
+        fs::remove_dir_all(root).unwrap();
     }
 }

@@ -62,8 +62,8 @@ pub enum RunError {
     #[error("run cancelled at {0} of simulated time")]
     Cancelled(Time),
     #[error(
-        "the run would need about {} of memory for its series and state ({flows} flows, {ports} ports, {bins} bins), \
-         more than the {} available; use a wider 'bin', a shorter 'duration' or fewer flows",
+        "the run would need about {} of memory for its series, state and result tables ({flows} flows, {ports} ports, \
+         {bins} bins), more than the {} available; use a wider 'bin', a shorter 'duration' or fewer flows",
         budget::human_bytes(*estimate),
         budget::human_bytes(*available)
     )]

@@ -1,0 +1,43 @@
+"""The memory estimate a run is checked against covers the whole run, result tables included.
+
+A run measured in a child process (run, build the tables, save them, as
+``cnsim run`` does) must not use more than its estimate above what the
+process held before it, and the estimate must not be so generous that it
+refuses runs the machine can hold (at most twice the measured use).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+from conftest import ROOT
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB (Linux)")
+
+_spec = importlib.util.spec_from_file_location("bench_memory", ROOT / "bench" / "memory.py")
+memory = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(memory)
+
+
+@pytest.fixture(scope="module")
+def process_bytes() -> int:
+    return memory.peak_bytes(memory._star_all_to_all(2, "1ms"), {"duration": "1ms"})
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        memory._star_all_to_all(40, "5us"),  # per flow and bin: 1,560 flows x 1,000 bins
+        memory._star_all_to_all(40, "10us", {"qcn": {}}),  # with rate limiters
+        memory._fat_tree_all_to_all(8),  # per flow: 16,256 flows, 2 bins
+    ],
+    ids=["flow-bins", "flow-bins-qcn", "flows"],
+)
+def test_estimate_covers_the_measured_peak(scenario, process_bytes):
+    import cnsim
+
+    estimate = cnsim.validate(scenario)["memory_estimate_bytes"]
+    used = memory.peak_bytes(scenario, {}) - process_bytes
+    assert used <= estimate <= 2 * used, f"estimate {estimate / 2**20:.0f} MiB, used {used / 2**20:.0f} MiB"
