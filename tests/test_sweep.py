@@ -423,7 +423,7 @@ def test_failing_point_is_recorded_and_retried(tmp_path, cli, monkeypatch):
 
 
 def test_save_failure_is_a_failed_point(tmp_path, monkeypatch):
-    def broken_save(self, directory):
+    def broken_save(self, directory, **kwargs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Result, "save", broken_save)

@@ -1,8 +1,8 @@
 """The ``cnsim`` command line.
 
-    cnsim run FILE [--seed N] [--out DIR] [--set key=value ...] [--plot] [--quiet]
+    cnsim run FILE [--seed N] [--out DIR [--force]] [--set key=value ...] [--plot] [--quiet]
     cnsim validate FILE [--set key=value ...] [--json]
-    cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--format png|svg]
+    cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--force] [--format png|svg]
     cnsim sweep FILE [FILE ...] [--axis key=v1,v2 ...] [--variant name:key=value,...]
                 [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--out DIR]
                 [--jobs K] [--dask ADDRESS] [--quiet]
@@ -62,6 +62,11 @@ SET_OPTION = click.option(
 JOBS_OPTION = click.option(
     "--jobs", "-j", type=click.IntRange(1), default=None, help="Local threads (default: number of CPUs)."
 )
+FORCE_OPTION = click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an earlier cnsim output at --out (never files cnsim did not write).",
+)
 DASK_OPTION = click.option(
     "--dask",
     "dask_address",
@@ -86,6 +91,7 @@ def cli() -> None:
     default=None,
     help="Result directory (default: results/<scenario name>).",
 )
+@FORCE_OPTION
 @SET_OPTION
 @click.option("--plot", "make_plots", is_flag=True, help="Also draw figures into <out>/figures.")
 @click.option(
@@ -106,6 +112,7 @@ def run(
     file: str,
     seed: int | None,
     out: Path | None,
+    force: bool,
     sets: tuple[str, ...],
     make_plots: bool,
     fmt: str,
@@ -116,18 +123,23 @@ def run(
 ) -> None:
     """Run the scenario FILE and save its results."""
     from . import api
+    from .results import reserve_result
 
     overrides = _parse_sets(sets)
-    show_progress = not quiet and sys.stderr.isatty()
-    result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events, max_wall_s=max_wall, checks=not no_checks)
     if out is None:
-        out = Path("results") / _safe_dirname(result.name or Path(file).stem)
-    result.save(out)
+        name = api.validate(file, set=overrides).get("name")
+        out = Path("results") / _safe_dirname(name or Path(file).stem)
+    show_progress = not quiet and sys.stderr.isatty()
+    # The destination is checked and claimed first: a long run is never thrown away at the end.
+    with reserve_result(out, force=force) as slot:
+        result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events,
+                         max_wall_s=max_wall, checks=not no_checks)
+        result.save_into(slot, figures=fmt if make_plots else None)
     figures: list[Path] = []
     if make_plots:
         from . import plots
 
-        figures = plots.plot(result, plots.figures_dir(out), fmt)
+        figures = sorted(p for p in plots.figures_dir(out).iterdir() if not p.name.startswith("."))
     if not quiet:
         from .console import print_run_report
 
@@ -168,8 +180,9 @@ def validate(file: str, sets: tuple[str, ...], as_json: bool) -> None:
     default=None,
     help="Figure directory (default: RESULT_DIR/figures for one result, <common parent>/compare for several).",
 )
+@FORCE_OPTION
 @click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True)
-def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
+def plot(result_dirs: tuple[Path, ...], out: Path | None, force: bool, fmt: str) -> None:
     """Draw figures for one result directory, or overlay several (variants)."""
     from . import plots
     from .results import Result
@@ -181,8 +194,10 @@ def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
         else:
             common = Path(os.path.commonpath([str(d.resolve()) for d in result_dirs]))
             out = _relative_if_possible(common / "compare")
-    files = plots.plot(results, out, fmt)
-    click.echo(f"figures: {out}/ ({', '.join(f.name for f in files)})")
+    with plots.reserve_figures(out, force=force) as slot:
+        names = plots.draw_into(results, slot, fmt)
+        slot.commit()
+    click.echo(f"figures: {out}/ ({', '.join(names)})")
 
 
 @cli.command()

@@ -350,7 +350,7 @@ def _is_complete(out: Path, point: Point) -> bool:
 def _save_point(out: Path, point: Point, raw: Mapping[str, Any]) -> dict[str, Any]:
     """Build the Result from the raw engine output and save it; returns its summary."""
     result = Result.from_core(raw, scenario_file=point.scenario)
-    result.save(_point_path(out, point))
+    result.save(_point_path(out, point), force=True)
     _error_path(out, point).unlink(missing_ok=True)
     return result.summary
 
