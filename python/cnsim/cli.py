@@ -10,9 +10,16 @@
     cnsim reproduce --list
     cnsim bench [NAME ...] [--quick] [--json OUT] [--peers [--peer-seeds N]]
 
-Errors are reported as one line ``error: <message>`` on stderr, with exit
-status 2 for bad input (scenario, missing file, bad option) and 1 for a
-failure while running. Set ``CNSIM_DEBUG=1`` to get a traceback instead.
+Errors are reported as one line ``error: <message>`` on stderr. Exit status
+(see docs/output-and-safety.md):
+
+    0    done
+    1    a failure while running (a failed sweep point, a full disk, ...)
+    2    bad input: scenario, missing file, bad option, an output path in the way
+    3    done, but some sweep points stopped early (partial results)
+    130  interrupted (Ctrl-C, SIGTERM during a sweep)
+
+Set ``CNSIM_DEBUG=1`` to get a traceback instead.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -28,6 +36,7 @@ from . import __version__
 
 EXIT_RUNTIME = 1
 EXIT_BAD_INPUT = 2
+EXIT_PARTIAL = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -286,23 +295,19 @@ def sweep(
         except KeyboardInterrupt:
             _report_interrupted(out)
             raise
-    failed = frame[frame["status"] == "failed"]
     if not quiet:
         from .console import format_seconds
 
         a = frame.attrs
-        n_ok = int((frame["status"] == "ok").sum())
+        n_ok = int(((frame["status"] == "ok") & ~frame["partial"]).sum())
+        n_partial = int(frame["partial"].sum())
+        n_failed = int((frame["status"] == "failed").sum())
         click.echo(
-            f"{out}: {a['points']} points, {n_ok} ok ({a['done_before']} done before), {len(failed)} failed"
-            f"  ·  {format_seconds(a['wall_time_s'])}"
+            f"{out}: {a['points']} points, {n_ok} ok ({a['done_before']} done before), {n_partial} partial, "
+            f"{n_failed} failed  ·  {format_seconds(a['wall_time_s'])}"
         )
         click.echo(f"summary: {out / SUMMARY_PARQUET}  {out / SUMMARY_CSV}")
-    if len(failed):
-        lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
-        lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
-        _error("\n".join(lines))
-        return EXIT_RUNTIME
-    return 0
+    return _sweep_status(frame)
 
 
 @cli.command()
@@ -356,15 +361,9 @@ def reproduce(
                 _report_interrupted(out)
             raise
     frame = load_sweep(report.parent)
-    failed = frame[frame["status"] != "ok"]
     if not quiet:
         click.echo(f"report: {report}")
-    if len(failed):
-        lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
-        lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
-        _error("\n".join(lines))
-        return EXIT_RUNTIME
-    return 0
+    return _sweep_status(frame)
 
 
 @cli.command()
@@ -410,6 +409,24 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
             _error(f"the ns-3 comparison failed (exit status {code}); see its output above")
             return EXIT_RUNTIME
     return 0
+
+
+def _sweep_status(frame) -> int:
+    """Report failed and partial points of a sweep's summary; return the exit status."""
+    failed = frame[frame["status"] != "ok"]
+    partial = frame[frame["partial"]]
+    if len(partial):
+        click.echo(
+            f"warning: {len(partial)} of {len(frame)} points stopped early (partial results; "
+            f"see load_point(...).partial): {', '.join(partial['point_id'])}",
+            err=True,
+        )
+    if len(failed):
+        lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
+        lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
+        _error("\n".join(lines))
+        return EXIT_RUNTIME
+    return EXIT_PARTIAL if len(partial) else 0
 
 
 def _report_interrupted(out: Path) -> None:
@@ -469,7 +486,9 @@ def _main(argv: list[str] | None) -> int:
     from .results import ResultError
 
     try:
-        rv = cli.main(args=argv, prog_name="cnsim", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            rv = cli.main(args=argv, prog_name="cnsim", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -522,6 +541,11 @@ def _main(argv: list[str] | None) -> int:
 
 def _error(message: str) -> None:
     click.echo(f"error: {message}", err=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
+    """Warnings (e.g. a damaged sweep point run again) as one line, like errors."""
+    click.echo(f"warning: {message}", err=True)
 
 
 def _maybe_traceback(debug: bool) -> None:
