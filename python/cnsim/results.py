@@ -277,7 +277,8 @@ class Result:
         that looks like a complete result. A new or empty directory is
         written; an earlier cnsim result there is replaced only with
         ``force=True``, and anything cnsim did not write is never replaced
-        (:class:`ResultError`, naming it).
+        (:class:`ResultError`, naming it). With *figures* (``"png"`` or
+        ``"svg"``) the figures are drawn into ``figures/`` as well.
         """
         with reserve_result(directory, force=force) as slot:
             return self.save_into(slot, figures=figures)

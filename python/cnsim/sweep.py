@@ -246,11 +246,10 @@ def run_plan(
     out = Path(out)
     jobs = _check_jobs(jobs)
     _check_out(out)
-    # The sweep directory is made (and writable) before anything runs.
-    out.mkdir(parents=True, exist_ok=True)
-    (out / POINTS_DIR).mkdir(exist_ok=True)
     client, own_client, address = _dask_client(dask) if dask is not None else (None, False, None)
     try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / POINTS_DIR).mkdir(exist_ok=True)
         with _locked(out):
             _remove_leftovers(out)
             states = {p.point_id: _point_state(out, p) for p in the_plan.points}
