@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -21,7 +22,14 @@ def result() -> cnsim.Result:
 
 def test_save_load_round_trip(result, tmp_path):
     path = result.save(tmp_path / "run")
-    assert sorted(p.name for p in path.iterdir()) == sorted(["summary.json"] + [f"{t}.parquet" for t in TABLES])
+    files = sorted(["summary.json"] + [f"{t}.parquet" for t in TABLES])
+    assert sorted(p.name for p in path.iterdir()) == sorted([".cnsim-result", *files])
+    marker = json.loads((path / ".cnsim-result").read_text())
+    assert marker["cnsim"] == "result" and marker["engine_id"] == result.summary["engine_id"]
+    assert sorted(marker["files"]) == files
+    flows = marker["files"]["flows.parquet"]
+    assert flows["bytes"] == (path / "flows.parquet").stat().st_size
+    assert flows["sha256"] == hashlib.sha256((path / "flows.parquet").read_bytes()).hexdigest()
     loaded = cnsim.Result.load(path)
     assert loaded.path == path
     assert loaded.summary == result.summary
@@ -37,15 +45,58 @@ def test_summary_json_is_plain_json(result, tmp_path):
     assert summary["bin_s"] == result.bin_s
 
 
-def test_save_replaces_an_old_result(result, tmp_path):
+def test_save_replaces_an_old_result_only_with_force(result, tmp_path):
     target = tmp_path / "run"
-    result.save(target)
-    (target / "figures").mkdir()
-    (target / "figures" / "stale.png").write_bytes(b"old")
-    result.save(target)
+    result.save(target, figures="svg")
+    assert (target / "figures" / "drops.svg").is_file()
+    with pytest.raises(ResultError, match="holds an earlier cnsim result; use --force"):
+        result.save(target)
+    result.save(target, force=True)
     assert not (target / "figures").exists()
     assert cnsim.Result.load(target).equals(result)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no temp or old dirs left
+
+
+def test_force_never_replaces_files_cnsim_did_not_write(result, tmp_path):
+    target = tmp_path / "run"
+    result.save(target, figures="png")
+    (target / "notes.md").write_text("mine")
+    (target / "figures" / "edited.png").write_bytes(b"mine")
+    with pytest.raises(ResultError, match=r"holds files cnsim did not write \(figures/, notes.md\)"):
+        result.save(target, force=True)
+    assert (target / "notes.md").read_text() == "mine"
+    assert (target / "figures" / "edited.png").read_bytes() == b"mine"
+
+
+def test_results_saved_before_the_marker_can_be_replaced(result, tmp_path):
+    target = tmp_path / "run"
+    result.save(target)
+    (target / ".cnsim-result").unlink()
+    with pytest.raises(ResultError, match="use --force"):
+        result.save(target)
+    result.save(target, force=True)
+    assert (target / ".cnsim-result").is_file()
+    # a summary.json alone (no engine id) is not a result
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "summary.json").write_text("{}")
+    with pytest.raises(ResultError, match="not a cnsim result directory"):
+        result.save(other, force=True)
+
+
+def test_load_names_a_damaged_file(result, tmp_path):
+    target = result.save(tmp_path / "run")
+    flows = target / "flows.parquet"
+    size = flows.stat().st_size
+    flows.write_bytes(flows.read_bytes()[: size // 2])
+    with pytest.raises(ResultError, match=rf"flows.parquet truncated \(expected {size} bytes, found {size // 2}\)"):
+        cnsim.Result.load(target)
+    flows.write_bytes(b"x" * size)
+    with pytest.raises(ResultError, match="flows.parquet changed since cnsim wrote it"):
+        cnsim.Result.load(target)
+    flows.unlink()
+    with pytest.raises(ResultError, match="flows.parquet is missing"):
+        cnsim.Result.load(target)
 
 
 def test_save_into_nested_new_dirs(result, tmp_path):
@@ -65,8 +116,9 @@ def test_interrupted_save_leaves_nothing_that_looks_complete(result, tmp_path, m
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(pd.DataFrame, "to_parquet", flaky)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OSError, match="disk full") as exc:
         result.save(target)
+    assert str(target) in str(exc.value)  # says what could not be written
     assert not target.exists()
     assert list(tmp_path.iterdir()) == []
 
@@ -81,7 +133,7 @@ def test_interrupted_save_keeps_the_previous_result(result, tmp_path, monkeypatc
 
     monkeypatch.setattr(pd.DataFrame, "to_parquet", broken)
     with pytest.raises(KeyboardInterrupt):
-        result.save(target)
+        result.save(target, force=True)
     assert (target / "summary.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
@@ -90,13 +142,13 @@ def test_refuses_to_replace_other_things(result, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
-    with pytest.raises(ResultError, match="refusing"):
-        result.save(other)
+    with pytest.raises(ResultError, match=r"not a cnsim result directory \(it holds notes.txt\); refusing"):
+        result.save(other, force=True)
     assert (other / "notes.txt").read_text() == "mine"
     a_file = tmp_path / "file"
     a_file.write_text("x")
-    with pytest.raises(ResultError):
-        result.save(a_file)
+    with pytest.raises(ResultError, match="not a directory"):
+        result.save(a_file, force=True)
     empty = tmp_path / "empty"
     empty.mkdir()
     result.save(empty)

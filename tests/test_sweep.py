@@ -257,7 +257,7 @@ def test_local_sweep_summary_and_point_dirs(local_sweep):
     assert (frame["status"] == "ok").all()
     assert frame["error"].isna().all()
     expected_columns = [
-        "point_id", "variant", "scenario", LOAD, "seed", "status", "error", "wall_time_s", "events", "frame_hops",
+        "point_id", "variant", "scenario", LOAD, "seed", "status", "partial", "error", "wall_time_s", "events", "frame_hops",
         "fingerprint", "offered_frames", "offered_bytes", "delivered_frames", "delivered_bytes", "dropped_frames", "dropped_bytes",
         "in_flight_frames", "in_flight_bytes", "pause_frames_sent", "notifications_sent", "dir",
     ]  # fmt: skip
@@ -337,7 +337,7 @@ def test_extending_a_sweep_runs_only_the_new_points(tmp_path, cli):
     before = point_snapshot(out)
     r = cli("sweep", NO_CM, "--set", "duration=8ms", "--seeds", "3", "--out", out)
     assert r.code == 0, r.output
-    assert "3 points, 3 ok (2 done before), 0 failed" in r.out
+    assert "3 points, 3 ok (2 done before), 0 partial, 0 failed" in r.out
     after = point_snapshot(out)
     assert len(after) == 3
     assert {k: after[k] for k in before} == before
@@ -351,7 +351,7 @@ def test_cli_sweep_matches_api(tmp_path, cli, local_sweep):
         "--out", out, "--jobs", "1",
     )  # fmt: skip
     assert r.code == 0, r.output
-    assert f"{out}: 8 points, 8 ok (0 done before), 0 failed" in r.out
+    assert f"{out}: 8 points, 8 ok (0 done before), 0 partial, 0 failed" in r.out
     assert r.err == ""
     pd.testing.assert_frame_equal(timing_free(cnsim.load_sweep(out)), timing_free(frame))
     doc = json.loads((out / "sweep.json").read_text())
@@ -423,7 +423,7 @@ def test_failing_point_is_recorded_and_retried(tmp_path, cli, monkeypatch):
 
 
 def test_save_failure_is_a_failed_point(tmp_path, monkeypatch):
-    def broken_save(self, directory):
+    def broken_save(self, directory, **kwargs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Result, "save", broken_save)
@@ -522,7 +522,8 @@ def test_refuses_a_directory_that_is_not_a_sweep(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
-    with pytest.raises(cnsim.SweepError, match="not a sweep directory"):
+    refusal = r"not a cnsim sweep directory \(no cnsim sweep.json; it holds notes.txt\)"
+    with pytest.raises(cnsim.SweepError, match=refusal):
         cnsim.sweep(NO_CM, set=SHORT, out=other)
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
 
@@ -541,12 +542,23 @@ def test_one_sweep_at_a_time_per_directory(tmp_path):
 def test_leftovers_of_an_interrupted_save_are_removed(tmp_path):
     out = tmp_path / "left"
     cnsim.sweep(NO_CM, seeds=1, set=SHORT, out=out)
-    junk = out / "points" / ".x-1234.abcd.tmp"
+    (pid,) = cnsim.load_sweep(out)["point_id"]
+    junk = out / "points" / f".{pid}.k2x_9q0a.tmp"  # as tempfile.mkdtemp names it
     junk.mkdir()
     (junk / "flows.parquet").write_bytes(b"partial")
+    old = out / "points" / f".{pid}.0a1b2c3d.old"
+    old.mkdir()
     (out / ".summary.csv.1234abcd.tmp").write_text("partial")
+    (out / "points" / f".{pid}.error.json.1234abcd.tmp").write_text("partial")
+    # Hidden names of the same shape that cnsim does not make are someone else's.
+    mine = [out / ".notes.1234abcd.tmp", out / "points" / ".x-1234.abcd.tmp", out / "points" / ".draft.old",
+            out / "points" / f".{pid}.1234abcd.tmp.keep"]
+    for path in mine:
+        path.write_text("mine")
     frame = cnsim.sweep(NO_CM, seeds=1, set=SHORT, out=out)
-    assert not junk.exists() and not (out / ".summary.csv.1234abcd.tmp").exists()
+    assert not junk.exists() and not old.exists() and not (out / ".summary.csv.1234abcd.tmp").exists()
+    assert not (out / "points" / f".{pid}.error.json.1234abcd.tmp").exists()
+    assert all(path.read_text() == "mine" for path in mine)
     assert (frame.status == "ok").all()
 
 

@@ -13,6 +13,7 @@ file, with the same dotted paths as ``cnsim run --set``::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from . import _core
-from .results import Result
+from .results import Result, reserve_result
 
 ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 SetLike = Union[Mapping[str, Any], Iterable[tuple[str, Any]], None]
@@ -45,6 +46,7 @@ def run(
     *,
     set: SetLike = None,  # noqa: A002 - mirrors ``cnsim run --set``
     out: str | os.PathLike | None = None,
+    force: bool = False,
     progress: bool = False,
     max_events: int | None = None,
     max_wall_s: float | None = None,
@@ -62,6 +64,9 @@ def run(
         (a mapping or an iterable of ``(key, value)`` pairs).
     out
         If given, the result is saved there (atomically) before returning.
+        The directory is checked and claimed before the run starts: a new
+        or empty directory, or with *force* an earlier cnsim result
+        (:meth:`Result.save`).
     progress
         Show a progress bar on stderr when the run lasts more than a second.
     max_events, max_wall_s
@@ -88,18 +93,19 @@ def run(
         seed = _check_seed(seed)
     limits = _limits(max_events, max_wall_s)
     limits["checks"] = bool(checks)
-    raw = _run_core(text, origin, pairs, fmt, seed, progress, limits)
-    try:
-        result = Result.from_core(raw, scenario_file=origin)
-    except MemoryError:
-        del raw
-        raise _core.SimulationError(
-            "out of memory while building the result tables (the run's memory estimate, which "
-            "'cnsim validate --json' shows as memory_estimate_bytes, was exceeded); "
-            "use a wider 'bin', a shorter 'duration' or fewer flows"
-        ) from None
-    if out is not None:
-        result.save(out)
+    with reserve_result(out, force=force) if out is not None else contextlib.nullcontext() as slot:
+        raw = _run_core(text, origin, pairs, fmt, seed, progress, limits)
+        try:
+            result = Result.from_core(raw, scenario_file=origin)
+        except MemoryError:
+            del raw
+            raise _core.SimulationError(
+                "out of memory while building the result tables (the run's memory estimate, which "
+                "'cnsim validate --json' shows as memory_estimate_bytes, was exceeded); "
+                "use a wider 'bin', a shorter 'duration' or fewer flows"
+            ) from None
+        if slot is not None:
+            result.save_into(slot)
     return result
 
 

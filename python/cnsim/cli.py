@@ -1,8 +1,8 @@
 """The ``cnsim`` command line.
 
-    cnsim run FILE [--seed N] [--out DIR] [--set key=value ...] [--plot] [--quiet]
+    cnsim run FILE [--seed N] [--out DIR [--force]] [--set key=value ...] [--plot] [--quiet]
     cnsim validate FILE [--set key=value ...] [--json]
-    cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--format png|svg]
+    cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--force] [--format png|svg]
     cnsim sweep FILE [FILE ...] [--axis key=v1,v2 ...] [--variant name:key=value,...]
                 [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--out DIR]
                 [--jobs K] [--dask ADDRESS] [--quiet]
@@ -10,9 +10,16 @@
     cnsim reproduce --list
     cnsim bench [NAME ...] [--quick] [--json OUT] [--peers [--peer-seeds N]]
 
-Errors are reported as one line ``error: <message>`` on stderr, with exit
-status 2 for bad input (scenario, missing file, bad option) and 1 for a
-failure while running. Set ``CNSIM_DEBUG=1`` to get a traceback instead.
+Errors are reported as one line ``error: <message>`` on stderr. Exit status
+(see docs/output-and-safety.md):
+
+    0    done
+    1    a failure while running (a failed sweep point, a full disk, ...)
+    2    bad input: scenario, missing file, bad option, an output path in the way
+    3    done, but some sweep points stopped early (partial results)
+    130  interrupted (Ctrl-C, SIGTERM during a sweep)
+
+Set ``CNSIM_DEBUG=1`` to get a traceback instead.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -29,6 +37,7 @@ from .api import MAX_EVENTS, MAX_WALL_S
 
 EXIT_RUNTIME = 1
 EXIT_BAD_INPUT = 2
+EXIT_PARTIAL = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -62,6 +71,11 @@ SET_OPTION = click.option(
 
 JOBS_OPTION = click.option(
     "--jobs", "-j", type=click.IntRange(1), default=None, help="Local threads (default: number of CPUs)."
+)
+FORCE_OPTION = click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an earlier cnsim output at --out (never files cnsim did not write).",
 )
 DASK_OPTION = click.option(
     "--dask",
@@ -120,6 +134,7 @@ def cli() -> None:
     default=None,
     help="Result directory (default: results/<scenario name>).",
 )
+@FORCE_OPTION
 @SET_OPTION
 @click.option("--plot", "make_plots", is_flag=True, help="Also draw figures into <out>/figures.")
 @click.option(
@@ -140,6 +155,7 @@ def run(
     file: str,
     seed: int | None,
     out: Path | None,
+    force: bool,
     sets: tuple[str, ...],
     make_plots: bool,
     fmt: str,
@@ -150,18 +166,23 @@ def run(
 ) -> None:
     """Run the scenario FILE and save its results."""
     from . import api
+    from .results import reserve_result
 
     overrides = _parse_sets(sets)
-    show_progress = not quiet and sys.stderr.isatty()
-    result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events, max_wall_s=max_wall, checks=not no_checks)
     if out is None:
-        out = Path("results") / _safe_dirname(result.name or Path(file).stem)
-    result.save(out)
+        name = api.validate(file, set=overrides).get("name")
+        out = Path("results") / _safe_dirname(name or Path(file).stem)
+    show_progress = not quiet and sys.stderr.isatty()
+    # The destination is checked and claimed first: a long run is never thrown away at the end.
+    with reserve_result(out, force=force) as slot:
+        result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events,
+                         max_wall_s=max_wall, checks=not no_checks)
+        result.save_into(slot, figures=fmt if make_plots else None)
     figures: list[Path] = []
     if make_plots:
         from . import plots
 
-        figures = plots.plot(result, plots.figures_dir(out), fmt)
+        figures = sorted(p for p in plots.figures_dir(out).iterdir() if not p.name.startswith("."))
     if not quiet:
         from .console import print_run_report
 
@@ -202,8 +223,9 @@ def validate(file: str, sets: tuple[str, ...], as_json: bool) -> None:
     default=None,
     help="Figure directory (default: RESULT_DIR/figures for one result, <common parent>/compare for several).",
 )
+@FORCE_OPTION
 @click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True)
-def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
+def plot(result_dirs: tuple[Path, ...], out: Path | None, force: bool, fmt: str) -> None:
     """Draw figures for one result directory, or overlay several (variants)."""
     from . import plots
     from .results import Result
@@ -215,8 +237,10 @@ def plot(result_dirs: tuple[Path, ...], out: Path | None, fmt: str) -> None:
         else:
             common = Path(os.path.commonpath([str(d.resolve()) for d in result_dirs]))
             out = _relative_if_possible(common / "compare")
-    files = plots.plot(results, out, fmt)
-    click.echo(f"figures: {out}/ ({', '.join(f.name for f in files)})")
+    with plots.reserve_figures(out, force=force) as slot:
+        names = plots.draw_into(results, slot, fmt)
+        slot.commit()
+    click.echo(f"figures: {out}/ ({', '.join(names)})")
 
 
 @cli.command()
@@ -308,23 +332,19 @@ def sweep(
         except KeyboardInterrupt:
             _report_interrupted(out)
             raise
-    failed = frame[frame["status"] == "failed"]
     if not quiet:
         from .console import format_seconds
 
         a = frame.attrs
-        n_ok = int((frame["status"] == "ok").sum())
+        n_ok = int(((frame["status"] == "ok") & ~frame["partial"]).sum())
+        n_partial = int(frame["partial"].sum())
+        n_failed = int((frame["status"] == "failed").sum())
         click.echo(
-            f"{out}: {a['points']} points, {n_ok} ok ({a['done_before']} done before), {len(failed)} failed"
-            f"  ·  {format_seconds(a['wall_time_s'])}"
+            f"{out}: {a['points']} points, {n_ok} ok ({a['done_before']} done before), {n_partial} partial, "
+            f"{n_failed} failed  ·  {format_seconds(a['wall_time_s'])}"
         )
         click.echo(f"summary: {out / SUMMARY_PARQUET}  {out / SUMMARY_CSV}")
-    if len(failed):
-        lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
-        lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
-        _error("\n".join(lines))
-        return EXIT_RUNTIME
-    return 0
+    return _sweep_status(frame)
 
 
 @cli.command()
@@ -380,15 +400,9 @@ def reproduce(
                 _report_interrupted(out)
             raise
     frame = load_sweep(report.parent)
-    failed = frame[frame["status"] != "ok"]
     if not quiet:
         click.echo(f"report: {report}")
-    if len(failed):
-        lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
-        lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
-        _error("\n".join(lines))
-        return EXIT_RUNTIME
-    return 0
+    return _sweep_status(frame)
 
 
 @cli.command()
@@ -439,6 +453,24 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
 def _dask_wait(seconds: float | None) -> dict[str, float]:
     """The --dask-wait keyword, when given (the API's default applies otherwise)."""
     return {} if seconds is None else {"dask_wait_s": seconds}
+
+
+def _sweep_status(frame) -> int:
+    """Report failed and partial points of a sweep's summary; return the exit status."""
+    failed = frame[frame["status"] != "ok"]
+    partial = frame[frame["partial"]]
+    if len(partial):
+        click.echo(
+            f"warning: {len(partial)} of {len(frame)} points stopped early (partial results; "
+            f"see load_point(...).partial): {', '.join(partial['point_id'])}",
+            err=True,
+        )
+    if len(failed):
+        lines = [f"{len(failed)} of {len(frame)} points failed (run the same command again to retry them):"]
+        lines += [f"  {r.point_id}: {r.error}" for r in failed.itertuples()]
+        _error("\n".join(lines))
+        return EXIT_RUNTIME
+    return EXIT_PARTIAL if len(partial) else 0
 
 
 def _report_interrupted(out: Path) -> None:
@@ -498,7 +530,9 @@ def _main(argv: list[str] | None) -> int:
     from .results import ResultError
 
     try:
-        rv = cli.main(args=argv, prog_name="cnsim", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            rv = cli.main(args=argv, prog_name="cnsim", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -551,6 +585,11 @@ def _main(argv: list[str] | None) -> int:
 
 def _error(message: str) -> None:
     click.echo(f"error: {message}", err=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
+    """Warnings (e.g. a damaged sweep point run again) as one line, like errors."""
+    click.echo(f"warning: {message}", err=True)
 
 
 def _maybe_traceback(debug: bool) -> None:

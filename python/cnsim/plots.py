@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from .outputs import KIND_FIGURES, Reservation, reserve  # noqa: E402
 from .results import FIGURES_DIR, Result  # noqa: E402
 
 FORMATS = ("png", "svg")
@@ -46,8 +47,42 @@ def plot(
     results: Result | Sequence[Result],
     out: str | os.PathLike,
     fmt: str = "png",
+    *,
+    force: bool = False,
 ) -> list[Path]:
-    """Draw all views for one result or overlay several; return the files written."""
+    """Draw all views for one result or overlay several into the figure directory *out*;
+    return the files written.
+
+    The directory is written as a whole, like a result (temporary name, marker,
+    rename): a new or empty directory is written, earlier figures from cnsim
+    are replaced only with ``force=True``, anything else is refused
+    (:class:`cnsim.results.ResultError`).
+    """
+    results = _result_list(results, fmt)
+    with reserve_figures(out, force=force) as slot:
+        names = draw_into(results, slot, fmt)
+        target = slot.commit()
+    return [target / name for name in names]
+
+
+def reserve_figures(out: str | os.PathLike, *, force: bool = False) -> Reservation:
+    """Check and claim the figure directory *out* before drawing (see :func:`plot`)."""
+    return reserve(out, KIND_FIGURES, force=force, unmarked=_unmarked_figures)
+
+
+def draw_into(results: Result | Sequence[Result], slot: Reservation, fmt: str = "png") -> list[str]:
+    """Draw all views into a reserved figure directory; return the file names."""
+    results = _result_list(results, fmt)
+    labels = variant_labels(results)
+    for filename, kind, title in VIEWS:
+        fig = time_figure(results, labels, kind, _items(results, kind), title)
+        slot.write(f"{filename}.{fmt}", lambda path, fig=fig: _save(fig, path))
+    drops = _drops_view(results, labels)
+    slot.write(f"drops.{fmt}", lambda path: _save(drops, path))
+    return list(slot.written)
+
+
+def _result_list(results: Result | Sequence[Result], fmt: str) -> list[Result]:
     if isinstance(results, Result):
         results = [results]
     results = list(results)
@@ -55,16 +90,13 @@ def plot(
         raise ValueError("nothing to plot: no results given")
     if fmt not in FORMATS:
         raise ValueError(f"unknown figure format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    labels = variant_labels(results)
+    return results
 
-    written: list[Path] = []
-    for filename, kind, title in VIEWS:
-        fig = time_figure(results, labels, kind, _items(results, kind), title)
-        written.append(_save(fig, out / f"{filename}.{fmt}"))
-    written.append(_save(_drops_view(results, labels), out / f"drops.{fmt}"))
-    return written
+
+def _unmarked_figures(directory: Path) -> set[str] | None:
+    """Figure directories drawn before the marker existed: nothing but view files."""
+    names = {f"{view}.{fmt}" for view in (*(v[0] for v in VIEWS), "drops") for fmt in FORMATS}
+    return names if all(e.name in names for e in directory.iterdir()) else None
 
 
 def time_figure(results: Sequence[Result], labels: Sequence[str], kind: str, items: Sequence[str], title: str):

@@ -59,6 +59,8 @@ ID_HASH_LEN = 10
 SLUG_MAX = 60
 #: Points directory inside a sweep directory.
 POINTS_DIR = "points"
+#: A point id as :func:`point_id` makes it (a regular expression).
+POINT_ID_PATTERN = rf"[A-Za-z0-9.+_-]{{1,{SLUG_MAX}}}-[0-9a-f]{{{ID_HASH_LEN}}}"
 
 ScenarioInput = str | os.PathLike | Mapping[str, Any] | Sequence[str | os.PathLike]
 

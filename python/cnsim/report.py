@@ -26,10 +26,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from . import studies  # noqa: E402
+from .outputs import write_atomically  # noqa: E402
 from .plots import time_figure  # noqa: E402
 from .results import Result  # noqa: E402
-
-REPORT_NAME = "report.html"
+from .sweep import REPORT_FILE as REPORT_NAME  # noqa: E402
 
 
 def reproduce(
@@ -84,9 +84,7 @@ def reproduce(
         seeds=seeds,
     )
     path = out / REPORT_NAME
-    tmp = path.with_name(f".{REPORT_NAME}.tmp-{os.getpid()}")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, lambda p: p.write_text(page, encoding="utf-8"))
     return path
 
 
@@ -146,6 +144,10 @@ def render(
     if len(failed):
         parts.append(f"<p class='warn'>{len(failed)} point(s) failed and are left out: "
                      + ", ".join(html.escape(str(p)) for p in failed["point_id"]) + "</p>")
+    partial = summary[summary["partial"]] if "partial" in summary else summary.iloc[:0]
+    if len(partial):
+        parts.append(f"<p class='warn'>{len(partial)} point(s) stopped early (partial results) and are included: "
+                     + ", ".join(html.escape(str(p)) for p in partial["point_id"]) + "</p>")
 
     parts.append("<h2>Published and ours</h2>")
     parts.append(_metrics_table(spec, runs))

@@ -14,6 +14,7 @@ A result directory holds::
     transport.parquet            time_s, flow, cwnd_bytes, retransmissions, timeouts
                                  (rows only for TCP flows)
     figures/                     only if plots were asked for
+    .cnsim-result                marker: written by cnsim, with every file's size and SHA-256
 
 Time series are long-format with one row per (bin, flow|queue); ``time_s`` is
 the start of the bin and rates are ``bytes * 8 / bin_s / 1e9`` Gb/s.
@@ -23,15 +24,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .outputs import KIND_RESULT, Reservation, ResultError, check_files, read_marker, reserve
 
 SUMMARY_FILE = "summary.json"
 TABLES = (
@@ -49,10 +49,6 @@ FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
 _QUEUE_META = ("name", "node", "peer", "node_kind")
-
-
-class ResultError(Exception):
-    """A result directory cannot be read or written (bad path, not a result, ...)."""
 
 
 class Result:
@@ -272,43 +268,43 @@ class Result:
 
     # ------------------------------------------------------------------ persistence
 
-    def save(self, directory: str | os.PathLike) -> Path:
-        """Write ``summary.json`` and one Parquet file per table into *directory*.
+    def save(self, directory: str | os.PathLike, *, force: bool = False, figures: str | None = None) -> Path:
+        """Write ``summary.json``, one Parquet file per table and the ``.cnsim-result``
+        marker into *directory*.
 
         Everything is written into a temporary sibling directory which is then
         renamed into place, so an interrupted save never leaves a directory
-        that looks like a complete result. An existing result directory at
-        that path is replaced; any other existing path is refused.
+        that looks like a complete result. A new or empty directory is
+        written; an earlier cnsim result there is replaced only with
+        ``force=True``, and anything cnsim did not write is never replaced
+        (:class:`ResultError`, naming it). With *figures* (``"png"`` or
+        ``"svg"``) the figures are drawn into ``figures/`` as well.
         """
-        target = Path(directory)
-        parent = target.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        if target.exists() or target.is_symlink():
-            _check_replaceable(target)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent))
-        try:
-            os.chmod(tmp, 0o755)
-            for name in TABLES:
-                getattr(self, name).to_parquet(tmp / f"{name}.parquet", index=False)
-            # summary.json last: its presence marks a complete result.
-            with open(tmp / SUMMARY_FILE, "w", encoding="utf-8") as fh:
+        with reserve_result(directory, force=force) as slot:
+            return self.save_into(slot, figures=figures)
+
+    def save_into(self, slot: Reservation, *, figures: str | None = None) -> Path:
+        """Save into a destination claimed before the run (:func:`reserve_result`).
+
+        With *figures* (``"png"`` or ``"svg"``), the figures are drawn into
+        ``figures/`` first, so they appear with the result, as one directory.
+        """
+        for name in TABLES:
+            table = getattr(self, name)
+            slot.write(f"{name}.parquet", lambda path, table=table: table.to_parquet(path, index=False))
+
+        def write_summary(path: Path) -> None:
+            with open(path, "w", encoding="utf-8") as fh:
                 json.dump(self.summary, fh, indent=2, sort_keys=False)
                 fh.write("\n")
-            if target.exists() or target.is_symlink():
-                old = parent / f".{target.name}.{uuid.uuid4().hex[:8]}.old"
-                os.rename(target, old)
-                os.rename(tmp, target)
-                if old.is_dir() and not old.is_symlink():
-                    shutil.rmtree(old, ignore_errors=True)
-                else:
-                    old.unlink(missing_ok=True)
-            else:
-                os.rename(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        self.path = target
-        return target
+
+        slot.write(SUMMARY_FILE, write_summary)
+        if figures is not None:
+            from . import plots
+
+            plots.plot(self, plots.figures_dir(slot.temp), figures)
+        self.path = slot.commit(engine_id=self.summary.get("engine_id"))
+        return self.path
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> Result:
@@ -319,6 +315,9 @@ class Result:
         summary_file = path / SUMMARY_FILE
         if not summary_file.is_file():
             raise ResultError(f"{path}: not a cnsim result directory (no {SUMMARY_FILE})")
+        problem = verify(path)
+        if problem:
+            raise ResultError(f"{path}: {problem}")
         try:
             summary = json.loads(summary_file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -340,6 +339,31 @@ class Result:
 def load(directory: str | os.PathLike) -> Result:
     """Shorthand for :meth:`Result.load`."""
     return Result.load(directory)
+
+
+def reserve_result(directory: str | os.PathLike, *, force: bool = False) -> Reservation:
+    """Check and claim *directory* for a result before running (see :meth:`Result.save`)."""
+    return reserve(directory, KIND_RESULT, force=force, unmarked=_unmarked_result_files)
+
+
+def verify(directory: str | os.PathLike, *, hashes: bool = True) -> str | None:
+    """What is wrong with the files of the result in *directory* ("flows.parquet truncated
+    (expected N bytes, found M)"), checked against the sizes and SHA-256 its marker
+    recorded; None if they are as written (or the result predates markers)."""
+    marker = read_marker(Path(directory))
+    return check_files(Path(directory), marker, hashes=hashes) if marker is not None else None
+
+
+def _unmarked_result_files(directory: Path) -> set[str] | None:
+    """Results saved before the marker existed: a summary.json with an engine id, beside
+    which only the names a result has count as cnsim's."""
+    try:
+        summary = json.loads((directory / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or "engine_id" not in summary:
+        return None
+    return {SUMMARY_FILE, *(f"{name}.parquet" for name in TABLES)}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -436,11 +460,3 @@ def _active_rate(matrix: np.ndarray, bin_s: float) -> np.ndarray:
     total = matrix.sum(axis=1)[active].astype(np.float64)
     rates[active] = total * 8.0 / span / 1e9
     return rates
-
-
-def _check_replaceable(target: Path) -> None:
-    if target.is_symlink() or not target.is_dir():
-        raise ResultError(f"{target}: exists and is not a directory; refusing to replace it")
-    entries = list(target.iterdir())
-    if entries and not (target / SUMMARY_FILE).is_file():
-        raise ResultError(f"{target}: exists and is not a cnsim result directory; refusing to replace it")

@@ -10,13 +10,15 @@ A sweep directory holds::
     sweep.json                  what was swept: arguments, cnsim version, files and SHA-256, points
     summary.parquet             one row per point (also summary.csv)
     summary.csv
-    points/<point id>/          the point's result (Result.save: summary.json + Parquet tables)
+    points/<point id>/          the point's result (Result.save: summary.json, Parquet tables,
+                                .cnsim-result with every file's size and SHA-256)
     points/<point id>.error.json  why the point failed (removed when a re-run succeeds)
 
 A point whose directory has a ``summary.json`` is complete (results are
-written to a temporary name and renamed) and is not run again; failed and
-missing points are run by the next invocation with the same arguments. See
-``docs/sweeps.md``.
+written to a temporary name and renamed) and is not run again if its files
+still have the sizes and SHA-256 recorded when they were written; failed,
+missing and damaged points are run by the next invocation with the same
+arguments. See ``docs/sweeps.md`` and ``docs/output-and-safety.md``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,8 +43,9 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from .points import POINTS_DIR, Plan, Point, SweepError, display_value, plan
-from .results import SUMMARY_FILE, Result, ResultError
+from .outputs import check_path_length, temp_name_pattern, write_atomically
+from .points import POINT_ID_PATTERN, POINTS_DIR, Plan, Point, SweepError, display_value, plan
+from .results import SUMMARY_FILE, Result, ResultError, verify
 
 __all__ = [
     "SUMMARY_CSV",
@@ -49,6 +53,7 @@ __all__ = [
     "SWEEP_FILE",
     "Point",
     "SweepError",
+    "SweepWarning",
     "load_point",
     "load_sweep",
     "run_point",
@@ -78,7 +83,7 @@ TOTALS = (
 )
 #: Columns that are not axes, before and after the axis columns.
 LEADING_COLUMNS = ("point_id", "variant", "scenario")
-TRAILING_COLUMNS = ("seed", "status", "error", "wall_time_s", "events", "frame_hops", "fingerprint", *TOTALS)
+TRAILING_COLUMNS = ("seed", "status", "partial", "error", "wall_time_s", "events", "frame_hops", "fingerprint", *TOTALS)
 
 #: How long a sweep waits for a first Dask worker by default (seconds).
 DASK_WAIT_S = 120.0
@@ -86,6 +91,17 @@ DASK_WAIT_S = 120.0
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
 STATUS_PENDING = "pending"
+
+#: What cnsim writes at the top of a sweep directory (besides points/); the
+#: report of ``cnsim reproduce`` is written there too.
+REPORT_FILE = "report.html"
+_TOP_TEMP_NAMES = temp_name_pattern("|".join(re.escape(n) for n in (SWEEP_FILE, SUMMARY_PARQUET, SUMMARY_CSV,
+                                                                     REPORT_FILE)))
+_POINT_TEMP_NAMES = temp_name_pattern(f"{POINT_ID_PATTERN}(?:{re.escape(ERROR_SUFFIX)})?")
+
+
+class SweepWarning(UserWarning):
+    """Something a sweep did that a person should know: e.g. a damaged point is run again."""
 
 
 # --------------------------------------------------------------------------- public API
@@ -140,10 +156,13 @@ def sweep(
 
     The returned DataFrame has one row per point (columns ``point_id``,
     ``variant``, ``scenario``, one per axis key, ``seed``, ``status`` — "ok",
-    "failed" or, after an interruption, "pending" — ``error``,
+    "failed" or, after an interruption, "pending" — ``partial`` (True if
+    the run stopped early: deadlock stop, wall-time or event limit), ``error``,
     ``wall_time_s``, ``events``, ``frame_hops``, ``fingerprint``, the totals and ``dir``), as
     written to ``out/summary.parquet``. Failed points do not raise: check
-    ``df.status``. Bad input raises :class:`SweepError` (a
+    ``df.status`` (and ``df.partial``). A complete point whose files no longer
+    match the sizes and SHA-256 recorded when they were written is run again,
+    with a :class:`SweepWarning` saying so. Bad input raises :class:`SweepError` (a
     :class:`cnsim.ScenarioError` and a ``ValueError``) before anything runs or
     is written; Ctrl-C writes the summary and raises ``KeyboardInterrupt``.
     """
@@ -170,7 +189,8 @@ def sweep_points(
 
 
 def load_point(out: str | os.PathLike, point_id: str) -> Result:
-    """The result of one point of the sweep in *out*."""
+    """The result of one point of the sweep in *out* (:class:`ResultError` naming the file
+    if it is damaged)."""
     base = Path(out) / POINTS_DIR
     path = base / point_id
     if (path / SUMMARY_FILE).is_file():
@@ -241,9 +261,13 @@ def run_plan(
         (out / POINTS_DIR).mkdir(exist_ok=True)
         with _locked(out):
             _remove_leftovers(out)
-            done_before = [p for p in the_plan.points if _is_complete(out, p)]
+            states = {p.point_id: _point_state(out, p) for p in the_plan.points}
+            done_before = [p for p in the_plan.points if states[p.point_id] is None]
             for p in done_before:
                 _error_path(out, p).unlink(missing_ok=True)
+            damaged = {pid: why for pid, why in states.items() if why and why != _OTHER_ENGINE}
+            for pid, why in damaged.items():
+                warnings.warn(f"point {pid}: {why}; running it again", SweepWarning, stacklevel=2)
             done_ids = {p.point_id for p in done_before}
             todo = [p for p in the_plan.points if p.point_id not in done_ids]
             arguments = dict(the_plan.arguments)
@@ -251,7 +275,8 @@ def run_plan(
             _write_sweep_json(out, the_plan, arguments, command)
 
             rows: dict[str, dict[str, Any]] = {}
-            tracker = _Tracker(len(the_plan.points), len(done_before), progress)
+            partial_before = sum(_is_partial(out, p) for p in done_before)
+            tracker = _Tracker(len(the_plan.points), len(done_before), partial_before, progress)
             started = time.monotonic()
             interrupted = False
             try:
@@ -265,13 +290,15 @@ def run_plan(
                 raise
             finally:
                 tracker.close()
-                frame = _summary_frame(out, the_plan, rows)
+                frame = _summary_frame(out, the_plan, rows, verified={p.point_id for p in done_before})
                 frame.attrs.update(
                     out=os.fspath(out),
                     points=len(the_plan.points),
                     done_before=len(done_before),
                     ran=len(todo),
                     failed=frame.loc[frame["status"] == STATUS_FAILED, "point_id"].tolist(),
+                    partial=frame.loc[frame["partial"], "point_id"].tolist(),
+                    damaged=damaged,
                     interrupted=interrupted,
                     wall_time_s=time.monotonic() - started,
                 )
@@ -292,14 +319,36 @@ def _check_jobs(jobs: Any) -> int:
 
 
 def _check_out(out: Path) -> None:
+    """Refuse a sweep directory that is not new, empty or a cnsim sweep (before anything runs)."""
+    try:
+        check_path_length(out)
+    except ResultError as exc:
+        raise SweepError(str(exc)) from None
     if out.is_symlink() and not out.exists():
         raise SweepError(f"{out}: dangling symbolic link")
     if not out.exists():
         return
     if not out.is_dir():
         raise SweepError(f"{out}: exists and is not a directory")
-    if any(out.iterdir()) and not (out / SWEEP_FILE).is_file() and not (out / POINTS_DIR).is_dir():
-        raise SweepError(f"{out}: exists and is not a sweep directory; refusing to write into it")
+    entries = sorted(e.name for e in out.iterdir())
+    if entries and not _is_sweep_dir(out):
+        shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+        raise SweepError(
+            f"{out}: exists and is not a cnsim sweep directory (no cnsim {SWEEP_FILE}; it holds {shown}); "
+            "refusing to write into it"
+        )
+
+
+def _is_sweep_dir(out: Path) -> bool:
+    """Does *out* hold a sweep.json that cnsim wrote (or only the lock and empty points/ of a
+    sweep that is starting)?"""
+    doc = _read_json(out / SWEEP_FILE)
+    if isinstance(doc, dict) and "cnsim_version" in doc and isinstance(doc.get("points"), list):
+        return True
+    points = out / POINTS_DIR
+    return {e.name for e in out.iterdir()} <= {LOCK_FILE, POINTS_DIR} and points.is_dir() and not any(
+        points.iterdir()
+    )
 
 
 @contextlib.contextmanager
@@ -322,11 +371,11 @@ def _locked(out: Path):
 
 
 def _remove_leftovers(out: Path) -> None:
-    """Temporary files and directories of an interrupted save (never complete results)."""
-    for folder in (out, out / POINTS_DIR):
+    """Temporary files and directories of an interrupted save (never complete results):
+    only the names cnsim makes for its own files (see cnsim.outputs)."""
+    for folder, names in ((out, _TOP_TEMP_NAMES), (out / POINTS_DIR, _POINT_TEMP_NAMES)):
         for entry in folder.iterdir():
-            name = entry.name
-            if name.startswith(".") and name.endswith((".tmp", ".old")):
+            if names.fullmatch(entry.name):
                 if entry.is_dir() and not entry.is_symlink():
                     shutil.rmtree(entry, ignore_errors=True)
                 else:
@@ -341,17 +390,28 @@ def _error_path(out: Path, point: Point) -> Path:
     return out / POINTS_DIR / f"{point.point_id}{ERROR_SUFFIX}"
 
 
-def _is_complete(out: Path, point: Point) -> bool:
-    """A point is done if its result is complete and came from this engine
-    build: after any change to the engine the points are computed again."""
-    summary = _point_path(out, point) / SUMMARY_FILE
-    if not summary.is_file():
-        return False
-    try:
-        engine = json.loads(summary.read_text(encoding="utf-8")).get("engine_id")
-    except (OSError, ValueError):
-        return False
-    return engine == _core.ENGINE_ID
+_NO_RESULT = ""
+_OTHER_ENGINE = "computed by another engine build"
+
+
+def _point_state(out: Path, point: Point, *, hashes: bool = True) -> str | None:
+    """None if the point is done, else why not ("" if it has no result).
+
+    A point is done if its result is complete, came from this engine build
+    (after any change to the engine the points are computed again) and its
+    files have the sizes and SHA-256 recorded when they were written.
+    """
+    summary = _read_json(_point_path(out, point) / SUMMARY_FILE)
+    if not isinstance(summary, dict):
+        return _NO_RESULT
+    if summary.get("engine_id") != _core.ENGINE_ID:
+        return _OTHER_ENGINE
+    return verify(_point_path(out, point), hashes=hashes)
+
+
+def _is_partial(out: Path, point: Point) -> bool:
+    summary = _read_json(_point_path(out, point) / SUMMARY_FILE) or {}
+    return bool(summary.get("partial"))
 
 
 # --------------------------------------------------------------------------- one point
@@ -360,7 +420,8 @@ def _is_complete(out: Path, point: Point) -> bool:
 def _save_point(out: Path, point: Point, raw: Mapping[str, Any]) -> dict[str, Any]:
     """Build the Result from the raw engine output and save it; returns its summary."""
     result = Result.from_core(raw, scenario_file=point.scenario)
-    result.save(_point_path(out, point))
+    # Replaces an outdated or damaged result of this point (only ever cnsim's own files).
+    result.save(_point_path(out, point), force=True)
     _error_path(out, point).unlink(missing_ok=True)
     return result.summary
 
@@ -374,7 +435,7 @@ def _record_failure(out: Path, point: Point, info: dict[str, Any]) -> None:
         "traceback": info.get("traceback"),
         "time": _now(),
     }
-    _atomic_write(_error_path(out, point), lambda p: p.write_text(json.dumps(record, indent=2) + "\n"))
+    write_atomically(_error_path(out, point), lambda p: p.write_text(json.dumps(record, indent=2) + "\n"))
 
 
 def _error_info(exc: BaseException) -> dict[str, Any]:
@@ -394,8 +455,12 @@ def _finish(out: Path, point: Point, raw: Mapping[str, Any] | None, error: dict[
             error = _error_info(exc)
         else:
             return _row(point, STATUS_OK, summary=summary)
-    _record_failure(out, point, error)
-    return _row(point, STATUS_FAILED, error=f"{error['type']}: {error['message']}")
+    message = f"{error['type']}: {error['message']}"
+    try:
+        _record_failure(out, point, error)
+    except OSError as exc:  # e.g. the disk is full: the summary still says so
+        message += f" (and it could not be recorded: {exc})"
+    return _row(point, STATUS_FAILED, error=message)
 
 
 # --------------------------------------------------------------------------- local threads
@@ -426,7 +491,7 @@ def _run_local(out: Path, todo: list[Point], jobs: int, rows: dict[str, dict[str
         row = future.result()
         if row is not None:
             rows[row["point_id"]] = row
-            tracker.point_done(row["status"])
+            tracker.point_done(row["status"], row["partial"])
 
     executor = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cnsim-sweep")
     futures = [executor.submit(work, p) for p in todo]
@@ -585,7 +650,7 @@ def _run_dask(client: Any, out: Path, todo: list[Point], rows: dict[str, dict[st
                 future.release()
             row = _finish(out, point, payload if ok else None, None if ok else payload)
             rows[point.point_id] = row
-            tracker.point_done(row["status"])
+            tracker.point_done(row["status"], row["partial"])
     except BaseException:
         with contextlib.suppress(Exception):
             client.cancel(list(futures))
@@ -603,6 +668,7 @@ def _row(point: Point, status: str, summary: Mapping[str, Any] | None = None, er
         **{f"axis:{k}": v for k, v in point.axes.items()},
         "seed": point.seed,
         "status": status,
+        "partial": bool(summary is not None and summary.get("partial")),
         "error": error,
     }
     if summary is not None:
@@ -618,8 +684,9 @@ def _row(point: Point, status: str, summary: Mapping[str, Any] | None = None, er
     return row
 
 
-def _row_from_disk(out: Path, point: Point) -> dict[str, Any]:
-    if _is_complete(out, point):
+def _row_from_disk(out: Path, point: Point, verified: bool) -> dict[str, Any]:
+    # Points checked at the start are not hashed again; the sizes still are.
+    if _point_state(out, point, hashes=not verified) is None:
         summary = _read_json(_point_path(out, point) / SUMMARY_FILE)
         if summary is not None:
             return _row(point, STATUS_OK, summary=summary)
@@ -629,8 +696,12 @@ def _row_from_disk(out: Path, point: Point) -> dict[str, Any]:
     return _row(point, STATUS_PENDING)
 
 
-def _summary_frame(out: Path, the_plan: Plan, rows: Mapping[str, dict[str, Any]]) -> pd.DataFrame:
-    records = [rows.get(p.point_id) or _row_from_disk(out, p) for p in the_plan.points]
+def _summary_frame(
+    out: Path, the_plan: Plan, rows: Mapping[str, dict[str, Any]], verified: Iterable[str] = ()
+) -> pd.DataFrame:
+    """One row per point: from this run's results, else from the points on disk."""
+    verified = set(verified)
+    records = [rows.get(p.point_id) or _row_from_disk(out, p, p.point_id in verified) for p in the_plan.points]
     extra_totals: list[str] = []
     for r in records:
         for key in r:
@@ -645,6 +716,7 @@ def _summary_frame(out: Path, the_plan: Plan, rows: Mapping[str, dict[str, Any]]
     seeds = [r["seed"] for r in records]
     data["seed"] = pd.Series(seeds, dtype="int64" if max(seeds, default=0) < 2**63 else "uint64")
     data["status"] = pd.Series([r["status"] for r in records], dtype="string")
+    data["partial"] = pd.Series([bool(r.get("partial")) for r in records], dtype="bool")
     data["error"] = pd.Series([r.get("error") for r in records], dtype="string")
     data["wall_time_s"] = pd.Series([r.get("wall_time_s") for r in records], dtype="float64")
     for col in ("events", "frame_hops"):
@@ -681,8 +753,15 @@ def _number_column(values: list[Any]) -> pd.Series:
 
 
 def _write_summary(out: Path, frame: pd.DataFrame) -> None:
-    _atomic_write(out / SUMMARY_PARQUET, lambda p: frame.to_parquet(p, index=False))
-    _atomic_write(out / SUMMARY_CSV, lambda p: frame.to_csv(p, index=False))
+    try:
+        write_atomically(out / SUMMARY_PARQUET, lambda p: frame.to_parquet(p, index=False))
+        write_atomically(out / SUMMARY_CSV, lambda p: frame.to_csv(p, index=False))
+    except OSError:
+        # An old summary would disagree with the points on disk: none is better
+        # (the next run of the same command writes it again).
+        for name in (SUMMARY_PARQUET, SUMMARY_CSV):
+            (out / name).unlink(missing_ok=True)
+        raise
 
 
 def _write_sweep_json(out: Path, the_plan: Plan, arguments: dict[str, Any], command: Sequence[str] | None) -> None:
@@ -701,18 +780,7 @@ def _write_sweep_json(out: Path, the_plan: Plan, arguments: dict[str, Any], comm
         "points": [p.to_dict() for p in the_plan.points],
     }
     text = json.dumps(doc, indent=2, default=str) + "\n"
-    _atomic_write(out / SWEEP_FILE, lambda p: p.write_text(text, encoding="utf-8"))
-
-
-def _atomic_write(path: Path, write: Callable[[Path], Any]) -> None:
-    """Write through a temporary sibling renamed into place: never a half-written file."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomically(out / SWEEP_FILE, lambda p: p.write_text(text, encoding="utf-8"))
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -732,9 +800,10 @@ def _now() -> str:
 class _Tracker:
     """Counts finished points and drives a rich progress bar on stderr (if asked for)."""
 
-    def __init__(self, total: int, done_before: int, show: bool) -> None:
+    def __init__(self, total: int, done_before: int, partial_before: int, show: bool) -> None:
         self.total = total
         self.ok = done_before
+        self.partial = partial_before  # also counted in ok: done, but stopped early
         self.failed = 0
         self._lock = threading.Lock()
         self._bar = None
@@ -752,7 +821,8 @@ class _Tracker:
                 TextColumn("sweep"),
                 BarColumn(),
                 TextColumn(
-                    "{task.fields[done]}/{task.total:.0f} done · {task.fields[failed]} failed · "
+                    "{task.fields[done]}/{task.total:.0f} done · {task.fields[partial]} partial · "
+                    "{task.fields[failed]} failed · "
                     "{task.fields[left]} left ·"
                 ),
                 TimeElapsedColumn(),
@@ -766,12 +836,13 @@ class _Tracker:
 
     def _fields(self) -> dict[str, Any]:
         done = self.ok + self.failed
-        return {"done": done, "failed": self.failed, "left": self.total - done}
+        return {"done": done, "partial": self.partial, "failed": self.failed, "left": self.total - done}
 
-    def point_done(self, status: str) -> None:
+    def point_done(self, status: str, partial: bool) -> None:
         with self._lock:
             if status == STATUS_OK:
                 self.ok += 1
+                self.partial += partial
             else:
                 self.failed += 1
             self.refresh()
