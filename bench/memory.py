@@ -5,7 +5,7 @@
 
 Each case runs in a child process, as ``cnsim run`` does (run, build the
 result tables, save them as Parquet), and the child's peak resident set
-(``ru_maxrss``) is read when it exits. The estimate is what the run is
+(``VmHWM``) is what it reports as it ends. The estimate is what the run is
 checked against before it starts (``memory_estimate_bytes``); the process
 itself (interpreter, numpy, pandas, pyarrow) is resident before the check
 and not part of it, so the table shows it separately: a tiny run's peak.
@@ -26,10 +26,14 @@ import cnsim
 
 HERE = Path(__file__).resolve().parent
 
+# The child reports its own high-water mark (VmHWM): its rusage would also
+# count the parent's pages resident when it was forked.
 CHILD = """
 import json, sys, cnsim
 case = json.loads(sys.argv[1])
 cnsim.run(case["scenario"], seed=1, set=case["set"], out=sys.argv[2])
+with open("/proc/self/status") as status:
+    print(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
 """
 
 
@@ -78,11 +82,11 @@ def peak_bytes(scenario: object, overrides: dict) -> int:
     """Peak resident bytes of a child process that runs and saves *scenario*."""
     with tempfile.TemporaryDirectory() as tmp:
         case = json.dumps({"scenario": scenario, "set": overrides})
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, case, os.path.join(tmp, "result")])
-        _, status, usage = os.wait4(proc.pid, 0)
-        if status != 0:
-            raise SystemExit(f"the run failed (status {status})")
-        return usage.ru_maxrss * 1024
+        child = subprocess.run([sys.executable, "-c", CHILD, case, os.path.join(tmp, "result")],
+                               capture_output=True, text=True)
+        if child.returncode != 0:
+            raise SystemExit(f"the run failed (status {child.returncode}): {child.stderr}")
+        return int(child.stdout.split()[-1]) * 1024
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB (Linux)")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/status (Linux)")
 
 _spec = importlib.util.spec_from_file_location("bench_memory", ROOT / "bench" / "memory.py")
 memory = importlib.util.module_from_spec(_spec)

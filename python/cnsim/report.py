@@ -88,7 +88,7 @@ def reproduce(
     return path
 
 
-def _sweep_bases(spec, variants, chosen, common, seeds, *, out, **run) -> pd.DataFrame:
+def _sweep_bases(spec, variants, chosen, common, seeds, out, **run) -> pd.DataFrame:
     """One sweep over several base files: each sweep variant overrides the file ``spec.sweep_bases`` names.
 
     The points of every file go into one sweep directory (one summary, one

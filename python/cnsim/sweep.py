@@ -535,12 +535,13 @@ def _dask_client(dask: Any, wait_s: float = DASK_WAIT_S) -> tuple[Any, bool, str
             from distributed import Client
         except ImportError:
             raise SweepError("--dask needs dask.distributed: pip install 'cnsim[dask]'") from None
-        address = _scheduler_address(os.fspath(dask))
+        address = os.fspath(dask)  # as given, for sweep.json
+        scheduler = _scheduler_address(address)
         try:
             # The wait for the scheduler is Dask's distributed.comm.timeouts.connect (30 s by default).
-            client = Client(address, set_as_default=False)
+            client = Client(scheduler, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:
-            raise SweepError(f"cannot connect to the Dask scheduler at {address}: {exc}") from None
+            raise SweepError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}") from None
         own = True
     elif hasattr(dask, "submit") and hasattr(dask, "cancel"):
         client, own = dask, False
@@ -548,7 +549,7 @@ def _dask_client(dask: Any, wait_s: float = DASK_WAIT_S) -> tuple[Any, bool, str
     else:
         raise SweepError(f"dask must be a scheduler address or a dask.distributed.Client, not {type(dask).__name__}")
     try:
-        _wait_for_workers(client, address, wait_s)
+        _wait_for_workers(client, wait_s)
         _check_workers(client)
     except BaseException:
         if own:
@@ -592,11 +593,13 @@ def _scheduler_address(text: str) -> str:
     return text
 
 
-def _wait_for_workers(client: Any, address: str, wait_s: float) -> None:
+def _wait_for_workers(client: Any, wait_s: float) -> None:
     """Wait for a first worker, saying so: a scheduler without workers would run nothing, forever."""
     try:
-        if client.scheduler_info().get("workers"):
+        info = client.scheduler_info()
+        if info.get("workers"):
             return
+        address = info.get("address") or client.scheduler.address
     except Exception:  # an old or mocked client: let the version check speak
         return
     print(f"waiting up to {wait_s:g} s for a Dask worker to join the scheduler at {address} "
