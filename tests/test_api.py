@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -290,3 +291,48 @@ def test_override_values_parse_as_toml(value):
         assert rendered == value  # strings are passed through unchanged
         return
     assert tomllib.loads("x = " + rendered)["x"] == value
+
+
+# --------------------------------------------------------------------------- non-finite numbers and file rules
+
+
+TINY = {
+    "duration": "1ms",
+    "switches": [{"name": "SW"}],
+    "hosts": [{"name": "A"}, {"name": "B"}],
+    "links": [{"between": ["A", "SW"]}, {"between": ["B", "SW"]}],
+    "sources": [{"name": "f", "host": "A", "to": "B", "load": 0.5}],
+}
+
+
+@pytest.mark.parametrize("key, value", [("sources[f].load", float("nan")), ("duration", float("inf")),
+                                        ("sources[f].load", np.float64("nan"))])
+def test_non_finite_override_values_are_named(key, value):
+    for scenario in (TINY, NO_CM):
+        k = key if scenario is TINY else key.replace("[f]", "[C1->S1]")
+        with pytest.raises(cnsim.ScenarioError) as exc:
+            cnsim.validate(scenario, set={k: value})
+        message = str(exc.value)
+        assert k in message, message
+        assert "missing field" not in message and "null" not in message, message
+        assert re.search(r"(?i)finite|nan|inf", message), message
+
+
+def test_scenario_files_are_read_by_the_engine_rules(tmp_path):
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    for path, reason in [(fifo, "not a regular file"), (Path("/dev/zero"), "not a regular file"),
+                         (tmp_path, "is a directory")]:
+        with pytest.raises(cnsim.ScenarioError, match=re.escape(f"{path}: ") + ".*" + reason):
+            cnsim.validate(path)
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as fh:
+        fh.truncate(16 * 1024 * 1024 + 1)
+    with pytest.raises(cnsim.ScenarioError, match=re.escape(f"{big}: file too large")):
+        cnsim.run(big)
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(b'duration = "1ms"\nname = "caf\xe9"\n')
+    with pytest.raises(cnsim.ScenarioError, match=re.escape(f"{latin1}:2:") + ".*UTF-8"):
+        cnsim.validate(latin1)
+    with pytest.raises(cnsim.SweepError, match=re.escape(f"{fifo}: ") + ".*not a regular file"):
+        cnsim.sweep_points(fifo, seeds=1)

@@ -19,7 +19,6 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, Union
 
 from . import _core
@@ -121,9 +120,10 @@ def _scenario_source(scenario: ScenarioLike) -> tuple[str, str, str]:
             raise _core.ScenarioError(f"{DICT_ORIGIN}: scenario is not JSON-serialisable: {exc}") from None
         return text, DICT_ORIGIN, "json"
     if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        # Raises FileNotFoundError / IsADirectoryError etc.; the CLI reports them.
-        text = path.read_text(encoding="utf-8")
+        # The engine's rules: FileNotFoundError for a missing file, a
+        # ScenarioError naming the path for one that is not a regular file,
+        # over the size limit or not UTF-8.
+        text = _core.read_scenario(os.fspath(scenario))
         return text, os.fspath(scenario), "toml"
     raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
 

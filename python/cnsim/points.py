@@ -511,19 +511,13 @@ def _read_source(label: str, item: Any) -> Source:
             label,
         )
     origin = os.fspath(item)
-    path = Path(item)
     try:
-        data = path.read_bytes()
+        text, _, _ = _scenario_source(origin)
     except FileNotFoundError:
         raise SweepError(f"{origin}: no such file") from None
-    except IsADirectoryError:
-        raise SweepError(f"{origin}: is a directory, not a scenario file") from None
-    except OSError as exc:
-        raise SweepError(f"{origin}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SweepError(f"{origin}: scenario file is not UTF-8 text") from None
+    except _core.ScenarioError as exc:
+        raise SweepError(str(exc)) from None
+    data = text.encode()
     try:
         parsed = tomllib.loads(text)
         parsed.pop("sweep", None)

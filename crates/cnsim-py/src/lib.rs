@@ -83,6 +83,22 @@ fn validate(
     Ok(load(text, origin, &overrides, fmt)?.describe().to_string())
 }
 
+/// The text of a scenario file, with the engine's rules for what is read
+/// (`scenario::input`): a missing file raises FileNotFoundError, anything
+/// else refused or unreadable a ScenarioError naming the path.
+#[pyfunction]
+fn read_scenario(path: std::path::PathBuf) -> PyResult<String> {
+    use cnsim_core::scenario::input::FileErrorKind;
+    scenario::read_file(&path).map_err(|e| match e.kind {
+        FileErrorKind::NotFound => pyo3::exceptions::PyFileNotFoundError::new_err((
+            2,
+            "No such file or directory",
+            path.display().to_string(),
+        )),
+        _ => ScenarioError::new_err(e.to_string()),
+    })
+}
+
 fn matrix<'py, T: numpy::Element>(
     py: Python<'py>,
     data: Vec<T>,
@@ -243,6 +259,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_class::<Progress>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(read_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
 }

@@ -204,10 +204,17 @@ impl Builder<'_> {
             let copies = vars.iter().fold(1u64, |n, (_, c)| n.saturating_mul(*c));
             *total = total.saturating_add(copies);
             if *total > MAX_ENTRIES {
-                return Err(self.err(
-                    &p.key("repeat"),
-                    format!("expected at most {MAX_ENTRIES} entries in the scenario, found more (this entry makes {copies})"),
-                ));
+                // Blame `repeat` only where there is one.
+                return Err(match repeat {
+                    Some(_) => self.err(
+                        &p.key("repeat"),
+                        format!("expected at most {MAX_ENTRIES} entries in the scenario, found more (this entry makes {copies})"),
+                    ),
+                    None => self.err(
+                        &p,
+                        format!("expected at most {MAX_ENTRIES} entries in the scenario, found more (this is entry {total})"),
+                    ),
+                });
             }
             if repeat.is_none() {
                 out.push(Entry { path: p, raw: t });
