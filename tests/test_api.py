@@ -293,7 +293,37 @@ def test_override_values_parse_as_toml(value):
     assert tomllib.loads("x = " + rendered)["x"] == value
 
 
-# --------------------------------------------------------------------------- non-finite numbers and file rules
+# --------------------------------------------------------------------------- numpy values and non-finite numbers
+
+LOAD_C1 = "sources[C1->S1].load"
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(np.float64(0.3), "0.3"), (np.float32(0.5), "0.5"), (np.int32(7), "7"), (np.bool_(True), "true"),
+     (np.array([0.25, 0.5]), "[0.25, 0.5]"), (np.array(2), "2"), ([np.float64(1.5)], "[1.5]")],
+)
+def test_numpy_values_become_plain_toml_literals(value, expected):
+    assert override_value(value) == expected
+
+
+def test_numpy_scalars_are_accepted_as_override_values():
+    plain = cnsim.validate(NO_CM, set={LOAD_C1: 0.3})
+    assert cnsim.validate(NO_CM, set={LOAD_C1: np.float64(0.3)}) == plain
+    res = cnsim.run(NO_CM, set={LOAD_C1: np.float64(0.3), "bin": "1ms"}, duration="6ms")
+    assert res.equals(cnsim.run(NO_CM, set={LOAD_C1: 0.3, "bin": "1ms"}, duration="6ms"))
+
+
+def test_numpy_arrays_are_accepted_as_sweep_axes():
+    points = cnsim.sweep_points(NO_CM, axes={LOAD_C1: np.linspace(0.2, 0.4, 3)}, seeds=1)
+    assert [p.axes[LOAD_C1] for p in points] == pytest.approx([0.2, 0.3, 0.4])
+    assert all(type(p.axes[LOAD_C1]) is float for p in points)
+    same = cnsim.sweep_points(NO_CM, axes={LOAD_C1: np.array([0.2, 0.3, 0.4])}, seeds=np.int64(1))
+    assert [p.point_id for p in same] == [
+        p.point_id for p in cnsim.sweep_points(NO_CM, axes={LOAD_C1: [0.2, 0.3, 0.4]}, seeds=1)
+    ]
+    (p,) = cnsim.sweep_points(NO_CM, set={LOAD_C1: np.float64(0.3)}, seed_list=[np.int64(2)])
+    assert dict(p.overrides)[LOAD_C1] == 0.3
 
 
 TINY = {

@@ -155,7 +155,21 @@ def override_value(value: Any) -> str:
     return _toml_literal(value)
 
 
+def plain_value(value: Any) -> Any:
+    """*value* with numpy scalars and arrays as Python numbers and lists.
+
+    ``numpy.float64`` is a ``float`` subclass whose ``repr`` is
+    ``np.float64(0.3)``; anything with ``tolist`` (numpy scalars, arrays,
+    0-d arrays) is converted, so that every Python number or list accepted
+    may also be a numpy one.
+    """
+    if isinstance(value, (str, bytes, list, tuple, Mapping)) or not hasattr(value, "tolist"):
+        return value
+    return value.tolist()
+
+
 def _toml_literal(value: Any) -> str:
+    value = plain_value(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -175,8 +189,6 @@ def _toml_literal(value: Any) -> str:
         return "{" + inner + "}" if inner else "{}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_literal(v) for v in value) + "]"
-    if hasattr(value, "item"):  # numpy scalars
-        return _toml_literal(value.item())
     raise TypeError(f"cannot use a {type(value).__name__} as an override value: {value!r}")
 
 
@@ -214,11 +226,9 @@ def _limits(max_events: Any, max_wall_s: Any) -> dict[str, Any]:
 
 
 def _check_seed(seed: Any) -> int:
+    seed = plain_value(seed)
     if isinstance(seed, bool) or not isinstance(seed, int):
-        if hasattr(seed, "item") and isinstance(seed.item(), int):
-            seed = seed.item()
-        else:
-            raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
+        raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be in 0..2^64-1, got {seed}")
     return seed

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .api import DICT_ORIGIN, _scenario_source, _toml_literal
+from .api import DICT_ORIGIN, _scenario_source, _toml_literal, plain_value
 
 __all__ = [
     "Point",
@@ -115,6 +115,7 @@ def display_value(value: Any) -> str:
 
 def _typed(value: Any, where: str) -> Any:
     """Normalise a Python value (from the API or a scenario file) to JSON-like types."""
+    value = plain_value(value)
     if isinstance(value, bool) or value is None:
         if value is None:
             raise SweepError(f"{where}: no value (None)")
@@ -127,8 +128,6 @@ def _typed(value: Any, where: str) -> Any:
         return {str(k): _typed(v, where) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_typed(v, where) for v in value]
-    if hasattr(value, "item") and not hasattr(value, "__len__"):  # numpy scalar
-        return _typed(value.item(), where)
     raise SweepError(f"{where}: cannot use a {type(value).__name__} as a value: {value!r}")
 
 
@@ -583,6 +582,7 @@ def _user_variants(variants: Any) -> dict[str, dict[str, Any]]:
 def _user_seeds(seeds: Any, seed_list: Any) -> list[int] | None:
     if seeds is not None and seed_list is not None:
         raise SweepError("give either seeds or a seed list, not both")
+    seeds, seed_list = plain_value(seeds), plain_value(seed_list)
     if seeds is not None:
         if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
             raise SweepError(f"seeds must be a positive integer (seeds 1..N), got {seeds!r}")
@@ -595,8 +595,7 @@ def _user_seeds(seeds: Any, seed_list: Any) -> list[int] | None:
             raise SweepError("seed list is empty")
         out = []
         for s in values:
-            if hasattr(s, "item") and not isinstance(s, (int, bool)):
-                s = s.item()
+            s = plain_value(s)
             if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
                 raise SweepError(f"seed list: seeds are integers in 0..2^64-1, got {s!r}")
             if s in out:
