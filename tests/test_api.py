@@ -366,3 +366,10 @@ def test_scenario_files_are_read_by_the_engine_rules(tmp_path):
         cnsim.validate(latin1)
     with pytest.raises(cnsim.SweepError, match=re.escape(f"{fifo}: ") + ".*not a regular file"):
         cnsim.sweep_points(fifo, seeds=1)
+
+
+def test_variant_names_with_control_characters_are_refused():
+    for name in ("red\x1b[31m", "a\u202eb", "nul\x00"):
+        with pytest.raises(cnsim.SweepError, match="control characters") as exc:
+            cnsim.sweep_points(NO_CM, variants={name: {"bin": "1ms"}}, seeds=1)
+        assert not any(c in str(exc.value) for c in "\x1b\u202e\x00")

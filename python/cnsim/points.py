@@ -249,6 +249,9 @@ def parse_seed_list(text: str) -> list[int]:
 def _check_variant_name(name: str, where: str) -> None:
     if not isinstance(name, str) or not _VARIANT_NAME.match(name):
         raise SweepError(f"{where}: variant name {name!r} must be non-empty, without spaces or '/'")
+    problem = _core.name_error(name)
+    if problem is not None:
+        raise SweepError(f"{where}: variant name: {problem}")
 
 
 # --------------------------------------------------------------------------- points

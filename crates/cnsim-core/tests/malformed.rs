@@ -845,3 +845,26 @@ fn a_million_plain_entries_are_refused_without_blaming_repeat() {
     );
     eprintln!("refused in {:?}", started.elapsed());
 }
+
+#[test]
+fn a_bad_value_set_on_a_dict_scenario_names_the_override() {
+    let json = r#"{"duration": "1ms", "switches": [{"name": "SW"}],
+        "hosts": [{"name": "A"}, {"name": "B"}],
+        "links": [{"between": ["A", "SW"]}, {"between": ["B", "SW"]}],
+        "sources": [{"host": "A", "to": "B", "load": 0.5}]}"#;
+    let ov = vec![("duration".to_string(), "5".to_string())];
+    let msg = scenario::load(json, "<dict>", Format::Json, &ov)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("--set duration=5: duration: invalid type"),
+        "{msg}"
+    );
+    let msg = scenario::load(&json.replace("0.5", "\"x\""), "<dict>", Format::Json, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("<dict>: sources[0].load: invalid type"),
+        "{msg}"
+    );
+}

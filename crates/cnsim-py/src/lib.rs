@@ -99,6 +99,14 @@ fn read_scenario(path: std::path::PathBuf) -> PyResult<String> {
     })
 }
 
+/// Why `name` may not be a name (it has control characters), or None: the
+/// engine's rule for names, for those the Python package takes itself
+/// (sweep variants).
+#[pyfunction]
+fn name_error(name: &str) -> Option<String> {
+    scenario::names::check(name).err()
+}
+
 fn matrix<'py, T: numpy::Element>(
     py: Python<'py>,
     data: Vec<T>,
@@ -260,6 +268,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Progress>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(read_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(name_error, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
 }

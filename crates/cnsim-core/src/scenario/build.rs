@@ -68,7 +68,7 @@ pub fn from_json(
         let field = if field == "." { String::new() } else { field };
         let msg = e.into_inner().to_string();
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-        loc.error_at(None, field, with_suggestion(&msg))
+        loc.error_named(field, with_suggestion(&msg))
     })?;
     Builder {
         loc: &loc,

@@ -241,6 +241,23 @@ impl Locator {
         }
     }
 
+    /// An error without a position, about the field written `field`
+    /// ("links[0].rate"): the override's if one set it.
+    pub fn error_named(&self, field: String, message: String) -> ScenarioError {
+        let set_by = self.overrides.iter().rev().find(|a| {
+            let p = a.path.to_string();
+            field
+                .strip_prefix(&p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        });
+        ScenarioError {
+            origin: set_by.map_or_else(|| self.origin.clone(), |a| a.origin.clone()),
+            line_col: None,
+            field,
+            message,
+        }
+    }
+
     /// An error at `offset` in the text; an offset past the text is that
     /// of a value set by an override (see `overrides::apply_toml`).
     pub fn error_at(&self, offset: Option<usize>, field: String, message: String) -> ScenarioError {
