@@ -642,11 +642,16 @@ def _quoted(key: str) -> str:
 _LOCATION = re.compile(r"^\d+:\d+:\s*")
 
 
-def _core_message(source: Source, exc: Exception) -> str:
-    """The engine's message without the 'FILE:LINE:COL:' prefix (it points at the table, not the sweep)."""
+def _core_message(source: Source, exc: Exception, overrides: Iterable[tuple[str, Any]]) -> str:
+    """The engine's message without its origin: 'FILE:LINE:COL:' (it points at the
+    table, not the sweep) or '--set KEY=VALUE:' (the sweep names the key and value)."""
     msg = str(exc)
     if msg.startswith(source.origin + ":"):
-        msg = _LOCATION.sub("", msg[len(source.origin) + 1 :].lstrip())
+        return _LOCATION.sub("", msg[len(source.origin) + 1 :].lstrip())
+    for key, value in overrides:
+        prefix = f"--set {key}={engine_value(value)}: "
+        if msg.startswith(prefix):
+            return msg[len(prefix) :]
     return msg
 
 
@@ -672,7 +677,7 @@ def _check_file(
             try:
                 _validate(source, with_variant.items())
             except _core.ScenarioError as exc:
-                msg = _core_message(source, exc)
+                msg = _core_message(source, exc, with_variant.items())
                 for key, value in overrides.items():
                     if _fails_with(source, {**base, key: value}, msg):
                         raise SweepError(
@@ -686,7 +691,7 @@ def _check_file(
             try:
                 _validate(source, {**with_variant, **coords}.items())
             except _core.ScenarioError as exc:
-                msg = _core_message(source, exc)
+                msg = _core_message(source, exc, {**with_variant, **coords}.items())
                 in_variant = f" (variant {name})" if name is not None else ""
                 for key, value in coords.items():
                     if _fails_with(source, {**base, key: value}, msg):
@@ -705,5 +710,5 @@ def _fails_with(source: Source, overrides: Mapping[str, Any], msg: str) -> bool:
     try:
         _validate(source, overrides.items())
     except _core.ScenarioError as exc:
-        return _core_message(source, exc) == msg
+        return _core_message(source, exc, overrides.items()) == msg
     return False
