@@ -35,6 +35,7 @@ pub fn from_toml(
 ) -> Result<Scenario, ScenarioError> {
     let mut loc = Locator::toml(origin, text);
     let mut doc = toml::de::DeTable::parse(text).map_err(|e| toml_error(&loc, e, String::new()))?;
+    super::repeat::check_written_entries(doc.get_ref(), &loc)?;
     loc.set_overrides(super::overrides::apply_toml(
         doc.get_mut(),
         text.len(),
