@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -290,3 +291,85 @@ def test_override_values_parse_as_toml(value):
         assert rendered == value  # strings are passed through unchanged
         return
     assert tomllib.loads("x = " + rendered)["x"] == value
+
+
+# --------------------------------------------------------------------------- numpy values and non-finite numbers
+
+LOAD_C1 = "sources[C1->S1].load"
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(np.float64(0.3), "0.3"), (np.float32(0.5), "0.5"), (np.int32(7), "7"), (np.bool_(True), "true"),
+     (np.array([0.25, 0.5]), "[0.25, 0.5]"), (np.array(2), "2"), ([np.float64(1.5)], "[1.5]")],
+)
+def test_numpy_values_become_plain_toml_literals(value, expected):
+    assert override_value(value) == expected
+
+
+def test_numpy_scalars_are_accepted_as_override_values():
+    plain = cnsim.validate(NO_CM, set={LOAD_C1: 0.3})
+    assert cnsim.validate(NO_CM, set={LOAD_C1: np.float64(0.3)}) == plain
+    res = cnsim.run(NO_CM, set={LOAD_C1: np.float64(0.3), "bin": "1ms"}, duration="6ms")
+    assert res.equals(cnsim.run(NO_CM, set={LOAD_C1: 0.3, "bin": "1ms"}, duration="6ms"))
+
+
+def test_numpy_arrays_are_accepted_as_sweep_axes():
+    points = cnsim.sweep_points(NO_CM, axes={LOAD_C1: np.linspace(0.2, 0.4, 3)}, seeds=1)
+    assert [p.axes[LOAD_C1] for p in points] == pytest.approx([0.2, 0.3, 0.4])
+    assert all(type(p.axes[LOAD_C1]) is float for p in points)
+    same = cnsim.sweep_points(NO_CM, axes={LOAD_C1: np.array([0.2, 0.3, 0.4])}, seeds=np.int64(1))
+    assert [p.point_id for p in same] == [
+        p.point_id for p in cnsim.sweep_points(NO_CM, axes={LOAD_C1: [0.2, 0.3, 0.4]}, seeds=1)
+    ]
+    (p,) = cnsim.sweep_points(NO_CM, set={LOAD_C1: np.float64(0.3)}, seed_list=[np.int64(2)])
+    assert dict(p.overrides)[LOAD_C1] == 0.3
+
+
+TINY = {
+    "duration": "1ms",
+    "switches": [{"name": "SW"}],
+    "hosts": [{"name": "A"}, {"name": "B"}],
+    "links": [{"between": ["A", "SW"]}, {"between": ["B", "SW"]}],
+    "sources": [{"name": "f", "host": "A", "to": "B", "load": 0.5}],
+}
+
+
+@pytest.mark.parametrize("key, value", [("sources[f].load", float("nan")), ("duration", float("inf")),
+                                        ("sources[f].load", np.float64("nan"))])
+def test_non_finite_override_values_are_named(key, value):
+    for scenario in (TINY, NO_CM):
+        k = key if scenario is TINY else key.replace("[f]", "[C1->S1]")
+        with pytest.raises(cnsim.ScenarioError) as exc:
+            cnsim.validate(scenario, set={k: value})
+        message = str(exc.value)
+        assert k in message, message
+        assert "missing field" not in message and "null" not in message, message
+        assert re.search(r"(?i)finite|nan|inf", message), message
+
+
+def test_scenario_files_are_read_by_the_engine_rules(tmp_path):
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    for path, reason in [(fifo, "not a regular file"), (Path("/dev/zero"), "not a regular file"),
+                         (tmp_path, "is a directory")]:
+        with pytest.raises(cnsim.ScenarioError, match=re.escape(f"{path}: ") + ".*" + reason):
+            cnsim.validate(path)
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as fh:
+        fh.truncate(16 * 1024 * 1024 + 1)
+    with pytest.raises(cnsim.ScenarioError, match=re.escape(f"{big}: file too large")):
+        cnsim.run(big)
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(b'duration = "1ms"\nname = "caf\xe9"\n')
+    with pytest.raises(cnsim.ScenarioError, match=re.escape(f"{latin1}:2:") + ".*UTF-8"):
+        cnsim.validate(latin1)
+    with pytest.raises(cnsim.SweepError, match=re.escape(f"{fifo}: ") + ".*not a regular file"):
+        cnsim.sweep_points(fifo, seeds=1)
+
+
+def test_variant_names_with_control_characters_are_refused():
+    for name in ("red\x1b[31m", "a\u202eb", "nul\x00"):
+        with pytest.raises(cnsim.SweepError, match="control characters") as exc:
+            cnsim.sweep_points(NO_CM, variants={name: {"bin": "1ms"}}, seeds=1)
+        assert not any(c in str(exc.value) for c in "\x1b\u202e\x00")

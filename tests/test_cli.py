@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -192,3 +193,85 @@ def test_console_script_errors_without_traceback(tmp_path):
     assert p.returncode == 2
     assert p.stderr.startswith(f"error: {bad}:2:")
     assert "Traceback" not in p.stderr + p.stdout
+
+
+# --------------------------------------------------------------------------- input the real executable refuses
+
+
+def _cnsim(*args, timeout=60):
+    script = Path(sys.executable).with_name("cnsim")
+    if not script.exists():
+        pytest.skip("cnsim console script not installed next to this interpreter")
+    return subprocess.run([str(script), *map(str, args)], check=False, capture_output=True, text=True, env=_env(),
+                          cwd=ROOT, timeout=timeout)
+
+
+def _one_error_line(p) -> str:
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr + p.stdout and "panicked" not in p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), p.stderr
+    return lines[0]
+
+
+def test_devices_fifos_and_directories_are_refused_at_once(tmp_path):
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)  # no writer: opening it would block
+    for path, reason in [("/dev/zero", "is not a regular file"), (fifo, "is not a regular file"),
+                         (tmp_path, "is a directory")]:
+        for command in (["validate"], ["run", "-q"], ["sweep", "--seeds", "1", "--out", tmp_path / "sw"]):
+            line = _one_error_line(_cnsim(*command, path, timeout=30))
+            assert line.startswith(f"error: {path}: ") and reason in line, line
+
+
+def test_files_over_the_size_limit_are_refused(tmp_path):
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as fh:
+        fh.truncate(16 * 1024 * 1024 + 1)
+    line = _one_error_line(_cnsim("validate", big, timeout=30))
+    assert line.startswith(f"error: {big}: file too large") and "16 MiB" in line, line
+
+
+def test_unreadable_and_non_utf8_files_name_the_path(tmp_path):
+    line = _one_error_line(_cnsim("validate", "/proc/self/mem", timeout=30))
+    assert line.startswith("error: /proc/self/mem: "), line
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(b'duration = "1ms"\nname = "caf\xe9"\n')
+    line = _one_error_line(_cnsim("validate", latin1))
+    assert line.startswith(f"error: {latin1}:2:") and "UTF-8" in line, line
+
+
+def test_a_million_entries_are_refused_quickly_without_blaming_repeat(tmp_path):
+    many = tmp_path / "many.toml"
+    many.write_text('duration = "1ms"\n' + "[[hosts]]\n" * 1_000_001)
+    started = time.monotonic()
+    line = _one_error_line(_cnsim("validate", many, timeout=120))
+    assert time.monotonic() - started < 20
+    assert line.startswith(f"error: {many}:1000002:1: hosts[1000000]: expected at most 1000000 entries"), line
+    assert "repeat" not in line
+
+
+def test_set_keeps_file_locations_and_names_its_own_values(tmp_path):
+    text = NO_CM.read_text()
+    assert 'rate = "10Gbps"' in text
+    bad = tmp_path / "loc.toml"
+    bad.write_text(text.replace('rate = "10Gbps"', 'rate = "10 Gbs"', 1))
+    line_no = text[: text.index('rate = "10Gbps"')].count("\n") + 1
+    plain = _one_error_line(_cnsim("validate", bad))
+    with_set = _one_error_line(_cnsim("validate", bad, "--set", "bin=1ms", "--set", "defaults.host.response_time=1us",
+                                      "--set", "params.x=1"))
+    assert plain.startswith(f"error: {bad}:{line_no}:"), plain
+    assert with_set == plain
+    line = _one_error_line(_cnsim("validate", NO_CM, "--set", "defaults.switch.latency=soon"))
+    assert line.startswith("error: --set defaults.switch.latency=soon: defaults.switch.latency: expected a time"), line
+
+
+def test_control_characters_in_names_are_refused_and_never_printed(tmp_path):
+    text = NO_CM.read_text()
+    bad = tmp_path / "esc.toml"
+    bad.write_text(text.replace('name = "C1"', 'name = "C1\\u001B]0;pwned\\u0007\\u202E"', 1))
+    p = _cnsim("run", "-q", bad, "--out", tmp_path / "out")
+    line = _one_error_line(p)
+    assert "control characters" in line and "\\u{1B}" in line, line
+    assert not any(c in p.stderr + p.stdout for c in "\x1b\x07\u202e")
+    assert not (tmp_path / "out").exists()

@@ -20,7 +20,6 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, Union
 
 from . import _core
@@ -139,9 +138,10 @@ def _scenario_source(scenario: ScenarioLike) -> tuple[str, str, str]:
             raise _core.ScenarioError(f"{DICT_ORIGIN}: scenario is not JSON-serialisable: {exc}") from None
         return text, DICT_ORIGIN, "json"
     if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        # Raises FileNotFoundError / IsADirectoryError etc.; the CLI reports them.
-        text = path.read_text(encoding="utf-8")
+        # The engine's rules: FileNotFoundError for a missing file, a
+        # ScenarioError naming the path for one that is not a regular file,
+        # over the size limit or not UTF-8.
+        text = _core.read_scenario(os.fspath(scenario))
         return text, os.fspath(scenario), "toml"
     raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
 
@@ -173,7 +173,21 @@ def override_value(value: Any) -> str:
     return _toml_literal(value)
 
 
+def plain_value(value: Any) -> Any:
+    """*value* with numpy scalars and arrays as Python numbers and lists.
+
+    ``numpy.float64`` is a ``float`` subclass whose ``repr`` is
+    ``np.float64(0.3)``; anything with ``tolist`` (numpy scalars, arrays,
+    0-d arrays) is converted, so that every Python number or list accepted
+    may also be a numpy one.
+    """
+    if isinstance(value, (str, bytes, list, tuple, Mapping)) or not hasattr(value, "tolist"):
+        return value
+    return value.tolist()
+
+
 def _toml_literal(value: Any) -> str:
+    value = plain_value(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -193,8 +207,6 @@ def _toml_literal(value: Any) -> str:
         return "{" + inner + "}" if inner else "{}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_literal(v) for v in value) + "]"
-    if hasattr(value, "item"):  # numpy scalars
-        return _toml_literal(value.item())
     raise TypeError(f"cannot use a {type(value).__name__} as an override value: {value!r}")
 
 
@@ -235,11 +247,9 @@ def _limits(max_events: Any, max_wall_s: Any) -> dict[str, Any]:
 
 
 def _check_seed(seed: Any) -> int:
+    seed = plain_value(seed)
     if isinstance(seed, bool) or not isinstance(seed, int):
-        if hasattr(seed, "item") and isinstance(seed.item(), int):
-            seed = seed.item()
-        else:
-            raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
+        raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be in 0..2^64-1, got {seed}")
     return seed

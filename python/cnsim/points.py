@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .api import DICT_ORIGIN, _scenario_source, _toml_literal
+from .api import DICT_ORIGIN, _scenario_source, _toml_literal, plain_value
 
 __all__ = [
     "Point",
@@ -117,6 +117,7 @@ def display_value(value: Any) -> str:
 
 def _typed(value: Any, where: str) -> Any:
     """Normalise a Python value (from the API or a scenario file) to JSON-like types."""
+    value = plain_value(value)
     if isinstance(value, bool) or value is None:
         if value is None:
             raise SweepError(f"{where}: no value (None)")
@@ -129,8 +130,6 @@ def _typed(value: Any, where: str) -> Any:
         return {str(k): _typed(v, where) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_typed(v, where) for v in value]
-    if hasattr(value, "item") and not hasattr(value, "__len__"):  # numpy scalar
-        return _typed(value.item(), where)
     raise SweepError(f"{where}: cannot use a {type(value).__name__} as a value: {value!r}")
 
 
@@ -252,6 +251,9 @@ def parse_seed_list(text: str) -> list[int]:
 def _check_variant_name(name: str, where: str) -> None:
     if not isinstance(name, str) or not _VARIANT_NAME.match(name):
         raise SweepError(f"{where}: variant name {name!r} must be non-empty, without spaces or '/'")
+    problem = _core.name_error(name)
+    if problem is not None:
+        raise SweepError(f"{where}: variant name: {problem}")
 
 
 # --------------------------------------------------------------------------- points
@@ -513,19 +515,13 @@ def _read_source(label: str, item: Any) -> Source:
             label,
         )
     origin = os.fspath(item)
-    path = Path(item)
     try:
-        data = path.read_bytes()
+        text, _, _ = _scenario_source(origin)
     except FileNotFoundError:
         raise SweepError(f"{origin}: no such file") from None
-    except IsADirectoryError:
-        raise SweepError(f"{origin}: is a directory, not a scenario file") from None
-    except OSError as exc:
-        raise SweepError(f"{origin}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SweepError(f"{origin}: scenario file is not UTF-8 text") from None
+    except _core.ScenarioError as exc:
+        raise SweepError(str(exc)) from None
+    data = text.encode()
     try:
         parsed = tomllib.loads(text)
         parsed.pop("sweep", None)
@@ -591,6 +587,7 @@ def _user_variants(variants: Any) -> dict[str, dict[str, Any]]:
 def _user_seeds(seeds: Any, seed_list: Any) -> list[int] | None:
     if seeds is not None and seed_list is not None:
         raise SweepError("give either seeds or a seed list, not both")
+    seeds, seed_list = plain_value(seeds), plain_value(seed_list)
     if seeds is not None:
         if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
             raise SweepError(f"seeds must be a positive integer (seeds 1..N), got {seeds!r}")
@@ -603,8 +600,7 @@ def _user_seeds(seeds: Any, seed_list: Any) -> list[int] | None:
             raise SweepError("seed list is empty")
         out = []
         for s in values:
-            if hasattr(s, "item") and not isinstance(s, (int, bool)):
-                s = s.item()
+            s = plain_value(s)
             if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
                 raise SweepError(f"seed list: seeds are integers in 0..2^64-1, got {s!r}")
             if s in out:
@@ -648,11 +644,16 @@ def _quoted(key: str) -> str:
 _LOCATION = re.compile(r"^\d+:\d+:\s*")
 
 
-def _core_message(source: Source, exc: Exception) -> str:
-    """The engine's message without the 'FILE:LINE:COL:' prefix (it points at the table, not the sweep)."""
+def _core_message(source: Source, exc: Exception, overrides: Iterable[tuple[str, Any]]) -> str:
+    """The engine's message without its origin: 'FILE:LINE:COL:' (it points at the
+    table, not the sweep) or '--set KEY=VALUE:' (the sweep names the key and value)."""
     msg = str(exc)
     if msg.startswith(source.origin + ":"):
-        msg = _LOCATION.sub("", msg[len(source.origin) + 1 :].lstrip())
+        return _LOCATION.sub("", msg[len(source.origin) + 1 :].lstrip())
+    for key, value in overrides:
+        prefix = f"--set {key}={engine_value(value)}: "
+        if msg.startswith(prefix):
+            return msg[len(prefix) :]
     return msg
 
 
@@ -678,7 +679,7 @@ def _check_file(
             try:
                 _validate(source, with_variant.items())
             except _core.ScenarioError as exc:
-                msg = _core_message(source, exc)
+                msg = _core_message(source, exc, with_variant.items())
                 for key, value in overrides.items():
                     if _fails_with(source, {**base, key: value}, msg):
                         raise SweepError(
@@ -692,7 +693,7 @@ def _check_file(
             try:
                 _validate(source, {**with_variant, **coords}.items())
             except _core.ScenarioError as exc:
-                msg = _core_message(source, exc)
+                msg = _core_message(source, exc, {**with_variant, **coords}.items())
                 in_variant = f" (variant {name})" if name is not None else ""
                 for key, value in coords.items():
                     if _fails_with(source, {**base, key: value}, msg):
@@ -711,5 +712,5 @@ def _fails_with(source: Source, overrides: Mapping[str, Any], msg: str) -> bool:
     try:
         _validate(source, overrides.items())
     except _core.ScenarioError as exc:
-        return _core_message(source, exc) == msg
+        return _core_message(source, exc, overrides.items()) == msg
     return False

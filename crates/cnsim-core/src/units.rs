@@ -119,40 +119,110 @@ impl fmt::Display for UnitError {
     }
 }
 
-/// Split "4.8Gbps" into ("4.8", "Gbps"); the number may not be signed.
+/// Split "4.8Gbps" into ("4.8", "Gbps"); the number may not be signed but
+/// may have a decimal exponent ("1e3Gbps", "1.5e-3s").
 fn split_number(s: &str) -> Option<(&str, &str)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
+    let b = s.as_bytes();
+    let mut end = b
+        .iter()
+        .position(|c| !(c.is_ascii_digit() || *c == b'.'))
+        .unwrap_or(b.len());
     if end == 0 {
         return None;
+    }
+    // An exponent only when digits follow, so that a unit may still start with 'e'.
+    if matches!(b.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(b.get(end + 1), Some(b'+' | b'-')));
+        let digits = b[end + 1 + sign..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if digits > 0 {
+            end += 1 + sign + digits;
+        }
     }
     Some((&s[..end], s[end..].trim()))
 }
 
-/// Exact value of decimal `num` times `scale`, if it is a whole number.
-fn exact_decimal(num: &str, scale: u128) -> Result<u128, &'static str> {
-    let (int, frac) = match num.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (num, ""),
+/// Why a number was not accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NumberError {
+    NotANumber,
+    NotWhole,
+    /// Above the largest value the unit's type holds.
+    OutOfRange,
+}
+
+/// Exact value of decimal `num` (with an optional exponent) times `scale`,
+/// if it is a whole number that fits in a u64.
+fn exact_decimal(num: &str, scale: u128) -> Result<u64, NumberError> {
+    let (mantissa, exponent) = match num.find(['e', 'E']) {
+        Some(i) => (
+            &num[..i],
+            num[i + 1..]
+                .parse::<i64>()
+                .map_err(|_| NumberError::OutOfRange)?,
+        ),
+        None => (num, 0),
     };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if int.is_empty() && frac.is_empty() || frac.contains('.') {
-        return Err("not a number");
+        return Err(NumberError::NotANumber);
     }
-    if frac.len() > 30 {
-        return Err("too many decimals");
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    // value = digits * scale * 10^shift
+    let shift = exponent.saturating_sub(frac.len() as i64);
+    if digits.is_empty() {
+        return Ok(0);
     }
-    let digits: String = format!("{int}{frac}");
-    let mantissa: u128 = digits.parse().map_err(|_| "number too large")?;
-    let denom = 10u128.pow(frac.len() as u32);
-    let value = mantissa.checked_mul(scale).ok_or("number too large")?;
-    if value % denom != 0 {
-        return Err("not a whole number of the base unit");
+    let (digits, shift) = {
+        // Trailing zeros of the digits only make the shift smaller.
+        let trimmed = digits.trim_end_matches('0');
+        (
+            trimmed,
+            shift.saturating_add((digits.len() - trimmed.len()) as i64),
+        )
+    };
+    // A u64 has 20 digits: more significant digits, or a shift beyond
+    // that, cannot fit (and a negative shift beyond it cannot be whole).
+    if digits.len() > 40 || shift > 40 {
+        return Err(NumberError::OutOfRange);
     }
-    Ok(value / denom)
+    if shift < -40 {
+        return Err(NumberError::NotWhole);
+    }
+    let mantissa: u128 = digits.parse().map_err(|_| NumberError::OutOfRange)?;
+    let value = mantissa.checked_mul(scale).ok_or(NumberError::OutOfRange)?;
+    let value = if shift >= 0 {
+        10u128
+            .checked_pow(shift as u32)
+            .and_then(|p| value.checked_mul(p))
+            .ok_or(NumberError::OutOfRange)?
+    } else {
+        // A power of ten beyond a u128 is more than any non-zero value.
+        match 10u128.checked_pow((-shift) as u32) {
+            Some(denom) if value % denom == 0 => value / denom,
+            _ => return Err(NumberError::NotWhole),
+        }
+    };
+    u64::try_from(value).map_err(|_| NumberError::OutOfRange)
+}
+
+/// The message for a number that was not accepted; `largest` is the
+/// largest value of the unit's type, as written in the file.
+fn number_err(expected: &'static str, found: &str, e: NumberError, largest: &str) -> UnitError {
+    let detail = match e {
+        NumberError::NotANumber => "not a number".to_string(),
+        NumberError::NotWhole => "not a whole number of the base unit".to_string(),
+        NumberError::OutOfRange => format!("out of range: at most {largest}"),
+    };
+    UnitError {
+        expected,
+        found: found.to_string(),
+        detail: Some(detail),
+    }
 }
 
 fn unit_err(expected: &'static str, found: &str, detail: Option<&str>) -> UnitError {
@@ -168,6 +238,11 @@ const RATE_EXPECTED: &str = "a rate like '10Gbps' or '500Mbps' (units bps, Kbps,
 const SIZE_EXPECTED: &str =
     "a size like '1500B', '150KB', '150KiB' or '375pages' (units B, KB, MB, KiB, MiB, pages of 64 B)";
 
+/// The largest values (u64::MAX of the base unit), as a file would write them.
+const TIME_LARGEST: &str = "18446744.073709551615s";
+const RATE_LARGEST: &str = "18446744073.709551615Gbps";
+const SIZE_LARGEST: &str = "18446744073709551615B";
+
 pub fn parse_time(s: &str) -> Result<Time, UnitError> {
     let (num, unit) = split_number(s).ok_or_else(|| unit_err(TIME_EXPECTED, s, None))?;
     let scale: u128 = match unit {
@@ -179,10 +254,9 @@ pub fn parse_time(s: &str) -> Result<Time, UnitError> {
         "" => return Err(unit_err(TIME_EXPECTED, s, Some("missing unit"))),
         _ => return Err(unit_err(TIME_EXPECTED, s, Some("unknown unit"))),
     };
-    let v = exact_decimal(num, scale).map_err(|d| unit_err(TIME_EXPECTED, s, Some(d)))?;
-    u64::try_from(v)
+    exact_decimal(num, scale)
         .map(Time)
-        .map_err(|_| unit_err(TIME_EXPECTED, s, Some("too large")))
+        .map_err(|e| number_err(TIME_EXPECTED, s, e, TIME_LARGEST))
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
@@ -197,13 +271,11 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
         "" => return Err(unit_err(RATE_EXPECTED, s, Some("missing unit"))),
         _ => return Err(unit_err(RATE_EXPECTED, s, Some("unknown unit"))),
     };
-    let v = exact_decimal(num, scale).map_err(|d| unit_err(RATE_EXPECTED, s, Some(d)))?;
+    let v = exact_decimal(num, scale).map_err(|e| number_err(RATE_EXPECTED, s, e, RATE_LARGEST))?;
     if v == 0 {
         return Err(unit_err("a rate above zero", s, None));
     }
-    u64::try_from(v)
-        .map(Rate)
-        .map_err(|_| unit_err(RATE_EXPECTED, s, Some("too large")))
+    Ok(Rate(v))
 }
 
 /// Parse a size; `kilobyte` is what "KB" means in this scenario (1000 or 1024).
@@ -221,8 +293,7 @@ pub fn parse_size(s: &str, kilobyte: u64) -> Result<u64, UnitError> {
         "" => return Err(unit_err(SIZE_EXPECTED, s, Some("missing unit"))),
         _ => return Err(unit_err(SIZE_EXPECTED, s, Some("unknown unit"))),
     };
-    let v = exact_decimal(num, scale).map_err(|d| unit_err(SIZE_EXPECTED, s, Some(d)))?;
-    u64::try_from(v).map_err(|_| unit_err(SIZE_EXPECTED, s, Some("too large")))
+    exact_decimal(num, scale).map_err(|e| number_err(SIZE_EXPECTED, s, e, SIZE_LARGEST))
 }
 
 #[cfg(test)]
@@ -256,6 +327,48 @@ mod tests {
         assert_eq!(parse_size("112.5KB", 1000).unwrap(), 112_500);
         assert_eq!(parse_size("1.5KiB", 1000).unwrap(), 1536);
         assert!(parse_size("1.5B", 1000).is_err());
+    }
+
+    #[test]
+    fn exponents_are_exact_and_the_range_is_that_of_a_u64() {
+        assert_eq!(parse_rate("1e1Gbps").unwrap(), Rate::gbps(10));
+        assert_eq!(parse_rate("2.5E3Mbps").unwrap(), Rate(2_500_000_000));
+        assert_eq!(parse_time("1.5e-3s").unwrap(), Time::from_us(1500));
+        assert_eq!(parse_time("18446744.073709551615s").unwrap(), Time::MAX);
+        assert_eq!(parse_size("0e999B", 1000).unwrap(), 0);
+        for bad in [
+            "18446744.073709551616s",
+            "1e9s",
+            "99999999999999999999999999999999999999999ps",
+            "1e99999999999999999999s",
+        ] {
+            let e = parse_time(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("out of range: at most 18446744.073709551615s"),
+                "{e}"
+            );
+        }
+        assert!(parse_time("1e-13s")
+            .unwrap_err()
+            .to_string()
+            .contains("not a whole number"));
+        assert!(parse_time("1e-99999s")
+            .unwrap_err()
+            .to_string()
+            .contains("not a whole number"));
+        assert!(parse_size("1e30MB", 1000)
+            .unwrap_err()
+            .to_string()
+            .contains("out of range"));
+        assert!(parse_rate("1e30Gbps")
+            .unwrap_err()
+            .to_string()
+            .contains("out of range"));
+        // Not an exponent: no digits after the 'e'.
+        assert!(parse_time("5e")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown unit"));
     }
 
     #[test]

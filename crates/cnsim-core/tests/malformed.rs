@@ -490,3 +490,381 @@ fn qcn_and_tcp_mistakes_are_named() {
     );
     check(&msg, 22, &["tcp.max_rto", "at least min_rto"]);
 }
+
+// ---------------------------------------------------------------- flow names
+
+const THREE_HOSTS: &str = r#"duration = "1ms"
+[[switches]]
+name = "SW"
+[[hosts]]
+name = "A"
+[[hosts]]
+name = "B"
+[[hosts]]
+name = "C"
+[[links]]
+between = ["A", "SW"]
+[[links]]
+between = ["B", "SW"]
+[[links]]
+between = ["C", "SW"]
+[[sources]]
+host = "A"
+to = ["B", "C"]
+load = 0.2
+[[sources]]
+host = "A"
+to = "B"
+load = 0.2
+"#;
+
+fn load_err(text: &str, overrides: &[(&str, &str)]) -> String {
+    let ov: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    match scenario::load(text, "bad.toml", Format::Toml, &ov) {
+        Ok(_) => panic!("accepted:\n{text}\nwith {overrides:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn two_flows_with_one_name_are_refused_with_both_locations() {
+    // Source 0 (named "A", two destinations) makes flows "A->B" and "A->C";
+    // source 1 (unnamed, to B) is also called "A->B".
+    let msg = load_err(THREE_HOSTS, &[]);
+    check(
+        &msg,
+        20,
+        &["sources[1]", "'A->B'", "bad.toml:18:7", "sources[0].to[0]"],
+    );
+}
+
+#[test]
+fn a_named_source_may_not_take_a_flow_name_either() {
+    let text = THREE_HOSTS.replacen("to = \"B\"", "name = \"A->C\"\nto = \"B\"", 1);
+    let msg = load_err(&text, &[]);
+    check(&msg, 22, &["sources[1].name", "'A->C'", "bad.toml:18:12"]);
+}
+
+// ---------------------------------------------------------------- units
+
+#[test]
+fn values_out_of_range_say_so_with_the_limit() {
+    for (from, to, limit) in [
+        (
+            "rate = \"10Gbps\"",
+            "rate = \"1e30Gbps\"",
+            "18446744073.709551615Gbps",
+        ),
+        (
+            "duration = \"1ms\"",
+            "duration = \"1e9s\"",
+            "18446744.073709551615s",
+        ),
+        (
+            "buffer = \"150KB\"",
+            "buffer = \"1e30MB\"",
+            "18446744073709551615B",
+        ),
+    ] {
+        let msg = reject(from, to);
+        assert!(msg.contains("out of range"), "{msg}");
+        assert!(msg.contains(limit), "{msg}");
+        assert!(!msg.contains("unknown unit"), "{msg}");
+    }
+}
+
+#[test]
+fn exponents_are_exact() {
+    let sc = scenario::load(
+        &GOOD
+            .replacen("rate = \"10Gbps\"", "rate = \"1e1Gbps\"", 1)
+            .replacen("duration = \"1ms\"", "duration = \"1.5e-3s\"", 1),
+        "ok.toml",
+        Format::Toml,
+        &[],
+    )
+    .unwrap();
+    assert_eq!(sc.links[0].rate, cnsim_core::units::Rate::gbps(10));
+    assert_eq!(sc.duration, cnsim_core::units::Time::from_us(1500));
+}
+
+#[test]
+fn a_huge_duration_is_blamed_on_the_duration() {
+    let msg = reject(
+        "duration = \"1ms\"",
+        "duration = \"18446744073709551615ps\"",
+    );
+    check(&msg, 1, &["duration", "bin"]);
+    assert!(msg.contains(": duration: "), "{msg}");
+}
+
+// ---------------------------------------------------------------- --set
+
+#[test]
+fn set_does_not_move_the_file_locations() {
+    // `bin` and a new key in [defaults.switch] insert lines above the bad rate.
+    let text = GOOD.replacen("rate = \"10Gbps\"", "rate = \"10 Gbs\"", 1);
+    let msg = load_err(
+        &text,
+        &[("bin", "50us"), ("defaults.switch.latency", "1us")],
+    );
+    check(&msg, 13, &["links[0].rate", "found '10 Gbs'"]);
+    // An unknown key stays where it is written too.
+    let text = GOOD.replacen("rate = \"10Gbps\"", "rat = \"10Gbps\"", 1);
+    let msg = load_err(&text, &[("bin", "50us")]);
+    check(&msg, 13, &["links[0]", "unknown field 'rat'"]);
+}
+
+#[test]
+fn a_bad_value_from_set_is_reported_as_coming_from_set() {
+    let msg = load_err(GOOD, &[("links[0].rate", "10 Gbs")]);
+    assert!(
+        msg.starts_with("--set links[0].rate=10 Gbs: links[0].rate: "),
+        "{msg}"
+    );
+    let msg = load_err(GOOD, &[("duration", "5")]);
+    assert!(msg.starts_with("--set duration=5: duration: "), "{msg}");
+    let msg = load_err(GOOD, &[("links[0].rat", "1")]);
+    assert!(msg.starts_with("--set links[0].rat=1: "), "{msg}");
+    assert!(msg.contains("unknown field 'rat'"), "{msg}");
+    let msg = load_err(GOOD, &[("defaults.switch.pause.xon", "145KB")]);
+    assert!(
+        msg.starts_with("--set defaults.switch.pause.xon=145KB: defaults.switch.pause.xon: "),
+        "{msg}"
+    );
+    // A table made by an override is the override's too.
+    let msg = load_err(GOOD, &[("switches[SW].pause.xon", "145KB")]);
+    assert!(
+        msg.starts_with("--set switches[SW].pause.xon=145KB: switches[0].pause: "),
+        "{msg}"
+    );
+    assert!(msg.contains("missing field 'xoff'"), "{msg}");
+}
+
+#[test]
+fn a_value_from_set_in_defaults_is_reported_as_coming_from_set() {
+    let msg = load_err(GOOD, &[("defaults.switch.buffer", "lots")]);
+    assert!(
+        msg.starts_with("--set defaults.switch.buffer=lots: defaults.switch.buffer: "),
+        "{msg}"
+    );
+    // A check between a value of the file and one from --set is located in the file.
+    let msg = load_err(GOOD, &[("defaults.switch.buffer", "100KB")]);
+    check(&msg, 4, &["defaults.switch.pause.xoff", "100000 B"]);
+}
+
+#[test]
+fn non_finite_numbers_from_set_are_refused_by_name() {
+    let json = r#"{"duration": "1ms", "switches": [{"name": "SW"}],
+        "hosts": [{"name": "A"}, {"name": "B"}],
+        "links": [{"between": ["A", "SW"]}, {"between": ["B", "SW"]}],
+        "sources": [{"host": "A", "to": "B", "load": 0.5}]}"#;
+    for (key, value) in [
+        ("sources[0].load", "nan"),
+        ("duration", "inf"),
+        ("sources[0].load", "-inf"),
+    ] {
+        let ov = vec![(key.to_string(), value.to_string())];
+        let msg = scenario::load(json, "<dict>", Format::Json, &ov)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains(key), "{msg}");
+        assert!(msg.contains("finite"), "{msg}");
+        assert!(
+            !msg.contains("missing field") && !msg.contains("null"),
+            "{msg}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- names
+
+#[test]
+fn control_characters_in_names_are_refused() {
+    for bad in [
+        "A\u{1b}[31m",
+        "A\u{0}",
+        "A\u{202e}",
+        "A\u{2066}",
+        "A\u{7f}",
+        "A\u{200f}",
+    ] {
+        let esc = bad.escape_unicode().to_string();
+        // Written as TOML escapes so that the file itself stays plain text.
+        let toml_name: String = bad
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '[' {
+                    c.to_string()
+                } else {
+                    format!("\\u{:04X}", c as u32)
+                }
+            })
+            .collect();
+        let msg = reject("name = \"A\"", &format!("name = \"{toml_name}\""));
+        check(&msg, 8, &["hosts[0].name", "control character"]);
+        assert!(
+            !msg.chars().any(|c| c.is_control()
+                || ('\u{200e}'..='\u{200f}').contains(&c)
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "{msg} ({esc})"
+        );
+    }
+    let msg = reject("load = 0.5", "load = 0.5\nname = \"f\\u001B]0;x\\u0007\"");
+    check(&msg, 20, &["sources[0].name", "control character"]);
+    let msg = reject(
+        "duration = \"1ms\"",
+        "duration = \"1ms\"\nname = \"run\\u202E\"",
+    );
+    check(&msg, 2, &["name", "control character"]);
+}
+
+// ---------------------------------------------------------------- checks
+
+#[test]
+fn a_bcn_min_rate_above_the_line_rate_is_refused() {
+    let msg = reject("load = 0.5", "load = 0.5\n[bcn]\nmin_rate = \"20Gbps\"");
+    check(&msg, 21, &["bcn.min_rate", "20Gbps", "10Gbps", "'A'"]);
+    let msg = reject("load = 0.5", "load = 0.5\n[qcn]\nmin_rate = \"11Gbps\"");
+    check(&msg, 21, &["qcn.min_rate", "11Gbps"]);
+}
+
+#[test]
+fn a_source_starting_after_the_run_is_refused() {
+    let msg = reject("load = 0.5", "load = 0.5\nstart = \"2ms\"\nstop = \"3ms\"");
+    check(&msg, 20, &["sources[0].start", "2ms", "duration"]);
+    let msg = reject("load = 0.5", "load = 0.5\nstart = \"1ms\"");
+    check(&msg, 20, &["sources[0].start", "1ms", "duration"]);
+}
+
+#[test]
+fn a_switch_buffer_smaller_than_a_frame_is_refused() {
+    let text = GOOD.replacen(
+        "buffer = \"150KB\"\npause = { xoff = \"140KB\", xon = \"130KB\" }",
+        "buffer = \"1000B\"",
+        1,
+    );
+    let msg = load_err(&text, &[]);
+    check(&msg, 3, &["defaults.switch.buffer", "1000 B", "1500 B"]);
+    // Frames that fit are fine.
+    let ok = text.replacen("load = 0.5", "load = 0.5\nframe = \"1000B\"", 1);
+    scenario::load(&ok, "ok.toml", Format::Toml, &[]).unwrap();
+}
+
+// ---------------------------------------------------------------- files
+
+fn file_err(path: &std::path::Path) -> String {
+    // In a thread, so that a read that blocks fails the test instead of hanging it.
+    let p = path.to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(
+            scenario::load_file(&p, &[])
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        );
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(Err(e)) => e,
+        Ok(Ok(())) => panic!("{} accepted", path.display()),
+        Err(_) => panic!("reading {} did not return", path.display()),
+    }
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cnsim-malformed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn files_that_are_not_regular_are_refused_before_reading() {
+    let e = file_err(std::path::Path::new("/dev/zero"));
+    assert!(
+        e.starts_with("/dev/zero: ") && e.contains("not a regular file"),
+        "{e}"
+    );
+    let fifo = scratch("pipe.toml");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let e = file_err(&fifo);
+    assert!(
+        e.starts_with(&format!("{}: ", fifo.display())) && e.contains("not a regular file"),
+        "{e}"
+    );
+    let dir = scratch("dir.toml");
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = file_err(&dir);
+    assert!(e.contains("is a directory"), "{e}");
+}
+
+#[test]
+fn files_over_the_size_limit_are_refused_before_reading() {
+    let big = scratch("big.toml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(16 * 1024 * 1024 + 1).unwrap();
+    let e = file_err(&big);
+    assert!(e.starts_with(&format!("{}: ", big.display())), "{e}");
+    assert!(e.contains("16 MiB") && e.contains("too large"), "{e}");
+}
+
+#[test]
+fn unreadable_and_non_utf8_files_name_the_path() {
+    let e = file_err(std::path::Path::new("/proc/self/mem"));
+    assert!(e.starts_with("/proc/self/mem: "), "{e}");
+    let latin1 = scratch("latin1.toml");
+    std::fs::write(&latin1, b"duration = \"1ms\"\nname = \"caf\xe9\"\n").unwrap();
+    let e = file_err(&latin1);
+    assert!(
+        e.starts_with(&format!("{}:2:", latin1.display())) && e.contains("UTF-8"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_million_plain_entries_are_refused_without_blaming_repeat() {
+    let text = "duration = \"1ms\"\n".to_string() + &"[[hosts]]\n".repeat(1_000_001);
+    let started = std::time::Instant::now();
+    let msg = load_err(&text, &[]);
+    assert!(!msg.contains("repeat"), "{msg}");
+    assert!(
+        msg.contains("1000000 entries") || msg.contains("1,000,000 entries"),
+        "{msg}"
+    );
+    assert!(
+        msg.starts_with("bad.toml:1000002:1: hosts[1000000]"),
+        "{msg}"
+    );
+    eprintln!("refused in {:?}", started.elapsed());
+}
+
+#[test]
+fn a_bad_value_set_on_a_dict_scenario_names_the_override() {
+    let json = r#"{"duration": "1ms", "switches": [{"name": "SW"}],
+        "hosts": [{"name": "A"}, {"name": "B"}],
+        "links": [{"between": ["A", "SW"]}, {"between": ["B", "SW"]}],
+        "sources": [{"host": "A", "to": "B", "load": 0.5}]}"#;
+    let ov = vec![("duration".to_string(), "5".to_string())];
+    let msg = scenario::load(json, "<dict>", Format::Json, &ov)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("--set duration=5: duration: invalid type"),
+        "{msg}"
+    );
+    let msg = scenario::load(&json.replace("0.5", "\"x\""), "<dict>", Format::Json, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("<dict>: sources[0].load: invalid type"),
+        "{msg}"
+    );
+}

@@ -137,6 +137,30 @@ fn run_interruptible(
     })
 }
 
+/// The text of a scenario file, with the engine's rules for what is read
+/// (`scenario::input`): a missing file raises FileNotFoundError, anything
+/// else refused or unreadable a ScenarioError naming the path.
+#[pyfunction]
+fn read_scenario(path: std::path::PathBuf) -> PyResult<String> {
+    use cnsim_core::scenario::input::FileErrorKind;
+    scenario::read_file(&path).map_err(|e| match e.kind {
+        FileErrorKind::NotFound => pyo3::exceptions::PyFileNotFoundError::new_err((
+            2,
+            "No such file or directory",
+            path.display().to_string(),
+        )),
+        _ => ScenarioError::new_err(e.to_string()),
+    })
+}
+
+/// Why `name` may not be a name (it has control characters), or None: the
+/// engine's rule for names, for those the Python package takes itself
+/// (sweep variants).
+#[pyfunction]
+fn name_error(name: &str) -> Option<String> {
+    scenario::names::check(name).err()
+}
+
 fn matrix<'py, T: numpy::Element>(
     py: Python<'py>,
     data: Vec<T>,
@@ -300,6 +324,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // a panic instead of a KeyboardInterrupt.
     PyArray1::<f64>::zeros(m.py(), 0, false);
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(read_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(name_error, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
 }

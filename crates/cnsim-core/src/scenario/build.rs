@@ -3,6 +3,7 @@
 //! `ScenarioError` with its location.
 
 use super::error::{with_suggestion, FieldPath, Locator, ScenarioError};
+use super::names;
 use super::repeat::Entry;
 use super::schema::*;
 use super::spec::*;
@@ -19,13 +20,28 @@ pub(crate) const MAX_FLOWS: u64 = 1 << 21;
 const DEFAULT_LINK_RATE: Rate = Rate::gbps(10);
 const DEFAULT_FRAME: u32 = 1500;
 const DEFAULT_BIN: Time = Time::from_us(100);
+/// Metrics bins a run may have (each is a row of every series).
+const MAX_BINS: u64 = 10_000_000;
 /// Smallest and largest frames accepted (Ethernet minimum to jumbo).
 pub(super) const FRAME_RANGE: (u64, u64) = (64, 9216);
 
-/// Parse TOML text. `origin` names the file in messages.
-pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-    let loc = Locator::toml(origin, text);
-    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(&loc, e, String::new()))?;
+/// Parse TOML text after applying `key=value` overrides. `origin` names
+/// the file in messages; errors about a value an override set name the
+/// override instead (see `overrides::apply_toml`).
+pub fn from_toml(
+    text: &str,
+    origin: &str,
+    overrides: &[(String, String)],
+) -> Result<Scenario, ScenarioError> {
+    let mut loc = Locator::toml(origin, text);
+    let mut doc = toml::de::DeTable::parse(text).map_err(|e| toml_error(&loc, e, String::new()))?;
+    super::repeat::check_written_entries(doc.get_ref(), &loc)?;
+    loc.set_overrides(super::overrides::apply_toml(
+        doc.get_mut(),
+        text.len(),
+        overrides,
+    )?);
+    let de = toml::Deserializer::from(doc);
     let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
         let field = if field == "." { String::new() } else { field };
@@ -38,16 +54,22 @@ pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
     .build(raw, origin)
 }
 
-/// Parse JSON text (a scenario given as a dict from Python).
-pub fn from_json(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-    let loc = Locator::none(origin);
+/// Parse JSON text (a scenario given as a dict from Python), with the
+/// overrides already `applied` to it.
+pub fn from_json(
+    text: &str,
+    origin: &str,
+    applied: Vec<super::overrides::Applied>,
+) -> Result<Scenario, ScenarioError> {
+    let mut loc = Locator::none(origin);
+    loc.set_overrides(applied);
     let mut de = serde_json::Deserializer::from_str(text);
     let raw: RawScenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let field = e.path().to_string();
         let field = if field == "." { String::new() } else { field };
         let msg = e.into_inner().to_string();
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-        loc.error_at(None, field, with_suggestion(&msg))
+        loc.error_named(field, with_suggestion(&msg))
     })?;
     Builder {
         loc: &loc,
@@ -153,11 +175,16 @@ impl<'a> Builder<'a> {
         if bin == Time::ZERO {
             return Err(self.err(&root.key("bin"), "expected a bin width above zero, found 0"));
         }
-        if duration.0 / bin.0 > 10_000_000 {
+        if duration.0 / bin.0 > MAX_BINS {
+            // The field the user set: the default bin follows the duration.
+            let (key, hint) = match raw.bin {
+                Some(_) => ("bin", ""),
+                None => ("duration", "; a longer run needs a wider 'bin'"),
+            };
             return Err(self.err(
-                &root.key("bin"),
+                &root.key(key),
                 format!(
-                    "{} bins of {bin} in {duration} is too many (at most 10,000,000)",
+                    "{} bins of {bin} in {duration} is too many (at most {MAX_BINS}){hint}",
                     duration.0 / bin.0
                 ),
             ));
@@ -203,7 +230,12 @@ impl<'a> Builder<'a> {
             duration,
         )?;
         check_connectivity(&self, &nodes, &links, &sources, &entries.sources)?;
+        check_flow_names(&self, &nodes, &sources, &entries.sources)?;
+        self.check_switch_buffers(&nodes, &sources, &entries.switches)?;
         let seed = raw.seed.unwrap_or(1);
+        if let Some(n) = &raw.name {
+            names::check(n).map_err(|m| self.err(&root.key("name"), m))?;
+        }
         let name = raw.name.clone().unwrap_or_else(|| {
             std::path::Path::new(origin)
                 .file_stem()
@@ -228,7 +260,9 @@ impl<'a> Builder<'a> {
             sweep: None,
         };
         if let Some(bcn) = &raw.bcn {
-            scenario.bcn = Some(self.bcn(bcn, &FieldPath::root().key("bcn"))?);
+            let params = self.bcn(bcn, &root.key("bcn"))?;
+            self.check_floor_rate(params.min_rate.0 as f64, &root.key("bcn"), &scenario)?;
+            scenario.bcn = Some(params);
         }
         if let Some(e) = &raw.e2cm {
             if raw.bcn.is_none() {
@@ -238,6 +272,11 @@ impl<'a> Builder<'a> {
                 ));
             }
             let params = self.e2cm(e)?;
+            self.check_floor_rate(
+                params.control.min_rate.0 as f64,
+                &root.key("e2cm").key("control"),
+                &scenario,
+            )?;
             scenario.e2cm = e.enabled.unwrap_or(true).then_some(params);
         }
         if let Some(q) = &raw.qcn {
@@ -248,6 +287,7 @@ impl<'a> Builder<'a> {
                 ));
             }
             let params = self.qcn(q)?;
+            self.check_floor_rate(params.min_rate, &root.key("qcn"), &scenario)?;
             scenario.qcn = q.enabled.unwrap_or(true).then_some(params);
         }
         let tcp_sources: Vec<usize> = (0..scenario.sources.len())
@@ -282,6 +322,80 @@ impl<'a> Builder<'a> {
             scenario.plot = self.plot(plot, &scenario)?;
         }
         Ok(scenario)
+    }
+
+    /// A rate limiter's floor (`min_rate` of the table at `tp`) is at most
+    /// the line rate of every host that runs a source: the limiters live
+    /// there, and a floor above the line would be clamped to it unseen.
+    fn check_floor_rate(
+        &self,
+        min_rate: f64,
+        tp: &FieldPath,
+        sc: &Scenario,
+    ) -> Result<(), ScenarioError> {
+        let slowest = sc
+            .sources
+            .iter()
+            .map(|s| (link_rate_of(s.host, &sc.links), s.host))
+            .min();
+        match slowest {
+            Some((line, host)) if min_rate > line.0 as f64 => Err(self.err(
+                &tp.key("min_rate"),
+                format!(
+                    "expected a min_rate at most the line rate of host '{}' ({line}), found {}",
+                    sc.nodes[host].name,
+                    Rate(min_rate as u64)
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A switch buffer holds at least the largest frame a source sends:
+    /// a smaller one would drop every such frame.
+    fn check_switch_buffers(
+        &self,
+        nodes: &[NodeSpec],
+        sources: &[SourceSpec],
+        switches: &[Entry<RawSwitch>],
+    ) -> Result<(), ScenarioError> {
+        // The first source with the largest frame.
+        let Some((largest, si)) = sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.frame, std::cmp::Reverse(i)))
+            .max()
+            .map(|(f, i)| (f, i.0))
+        else {
+            return Ok(());
+        };
+        // Switches come first among the nodes, in entry order.
+        for (node, Entry { path: p, raw: sw }) in nodes.iter().zip(switches) {
+            let NodeKind::Switch(spec) = &node.kind else {
+                continue;
+            };
+            let (BufferModel::PerOutput { bytes } | BufferModel::PerInput { bytes }) = spec.buffer
+            else {
+                continue;
+            };
+            if bytes < largest as u64 {
+                let path = match &sw.buffer {
+                    Some(_) => p.key("buffer"),
+                    None => FieldPath::root()
+                        .key("defaults")
+                        .key("switch")
+                        .key("buffer"),
+                };
+                return Err(self.err(
+                    &path,
+                    format!(
+                        "expected a buffer of at least the largest frame ({largest} B, sent by source '{}'), found {bytes} B",
+                        sources[si].name
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn check_sweep(&self, sw: &RawSweep) -> Result<(), ScenarioError> {
@@ -319,6 +433,7 @@ impl<'a> Builder<'a> {
                     format!("expected a variant name without spaces or '/', found '{name}'"),
                 ));
             }
+            names::check(name).map_err(|m| self.err(&sp.key("variants").key(name), m))?;
         }
         Ok(())
     }
@@ -370,6 +485,7 @@ impl<'a> Builder<'a> {
                 format!("expected a non-empty name without spaces or '->', found '{name}'"),
             ));
         }
+        names::check(name).map_err(|m| self.err(&p.key("name"), m))?;
         if let Some((_, first)) = by_name.get(name) {
             return Err(self.err(
                 &p.key("name"),
@@ -994,20 +1110,29 @@ impl<'a> Builder<'a> {
                     return Err(self.err(p, "missing field 'load' or 'rate' (one is required)"))
                 }
             };
-            let start = self
-                .opt_time(pick(
-                    &s.start,
-                    p.key("start"),
-                    d.map(|d| &d.start),
-                    dp.key("start"),
-                ))?
-                .unwrap_or(Time::ZERO);
+            let start_src = pick(
+                &s.start,
+                p.key("start"),
+                d.map(|d| &d.start),
+                dp.key("start"),
+            );
+            let start_path = start_src.as_ref().map(|(_, sp)| sp.clone());
+            let start = self.opt_time(start_src)?.unwrap_or(Time::ZERO);
             let stop_src = pick(&s.stop, p.key("stop"), d.map(|d| &d.stop), dp.key("stop"));
             let stop_path = stop_src
                 .as_ref()
                 .map(|(_, p)| p.clone())
                 .unwrap_or_else(|| p.clone());
+            let stop_given = stop_src.is_some();
             let stop = self.opt_time(stop_src)?.unwrap_or(duration);
+            // A source that would produce nothing in the run is a mistake
+            // (see decisions.md); the default start (0) is always inside.
+            if start >= duration && !(stop_given && stop <= start) {
+                return Err(self.err(
+                    &start_path.expect("a start was given"),
+                    format!("expected a start before the end of the run (duration {duration}), found {start}"),
+                ));
+            }
             if stop <= start {
                 return Err(self.err(
                     &stop_path,
@@ -1029,7 +1154,10 @@ impl<'a> Builder<'a> {
             };
             let single = (dsts.len() == 1).then(|| nodes[dsts[0]].name.as_str());
             let name = match &s.name {
-                Some(n) => n.clone(),
+                Some(n) => {
+                    names::check(n).map_err(|m| self.err(&p.key("name"), m))?;
+                    n.clone()
+                }
                 None => default_source_name(host_name, single),
             };
             if let Some(first) = names.insert(name.clone(), p) {
@@ -1229,6 +1357,44 @@ pub(super) fn unknown_name<'n>(
         Some((_, k)) => format!("unknown {what} '{n}' (did you mean '{k}'?)"),
         None => format!("unknown {what} '{n}'"),
     }
+}
+
+/// Flow names are unique: a source with several destinations names its
+/// flows "SOURCE->DST", which may be another source's name (a source on A
+/// sending to B and C makes "A->B", as does an unnamed source on A to B).
+/// Results are joined by flow name, so a clash would mix two flows.
+fn check_flow_names(
+    b: &Builder,
+    nodes: &[NodeSpec],
+    sources: &[SourceSpec],
+    raw: &[Entry<RawSource>],
+) -> Result<(), ScenarioError> {
+    // The path of flow k of source i: its destination, or the source.
+    let path = |i: usize, k: usize| {
+        let (s, e) = (&sources[i], &raw[i]);
+        match (&e.raw.to, &e.raw.name) {
+            (Some(Destinations::Many(_)), _) if s.dsts.len() > 1 => e.path.key("to").index(k),
+            _ if s.dsts.len() > 1 => e.path.key("to"),
+            (_, Some(_)) => e.path.key("name"),
+            (_, None) => e.path.clone(),
+        }
+    };
+    let mut seen: HashMap<String, (usize, usize)> = HashMap::new();
+    for (i, s) in sources.iter().enumerate() {
+        for (k, &d) in s.dsts.iter().enumerate() {
+            let name = s.flow_name(&nodes[d].name);
+            if let Some((fi, fk)) = seen.insert(name.clone(), (i, k)) {
+                return Err(b.err(
+                    &path(i, k),
+                    format!(
+                        "duplicate flow name '{name}': the flow of {} has it too; name the sources so that their flows differ",
+                        b.loc.describe_at(&path(fi, fk))
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every source must reach each of its destinations through switches only.

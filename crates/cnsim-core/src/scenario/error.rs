@@ -98,15 +98,18 @@ pub struct ScenarioError {
 }
 
 impl fmt::Display for ScenarioError {
+    /// One line; control characters quoted from the input are escaped, so
+    /// that printing a message cannot drive the terminal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.origin)?;
+        use super::names::shown;
+        write!(f, "{}", shown(&self.origin))?;
         if let Some((l, c)) = self.line_col {
             write!(f, ":{l}:{c}")?;
         }
         if self.field.is_empty() {
-            write!(f, ": {}", self.message)
+            write!(f, ": {}", shown(&self.message))
         } else {
-            write!(f, ": {}: {}", self.field, self.message)
+            write!(f, ": {}: {}", shown(&self.field), shown(&self.message))
         }
     }
 }
@@ -119,6 +122,9 @@ pub struct Locator {
     origin: String,
     text: String,
     doc: std::cell::OnceCell<Option<toml_edit::Document<String>>>,
+    /// The `--set` overrides applied to the text: errors about the values
+    /// they set are theirs, not the file's.
+    overrides: Vec<super::overrides::Applied>,
 }
 
 impl Locator {
@@ -127,6 +133,7 @@ impl Locator {
             origin: origin.to_string(),
             text: text.to_string(),
             doc: std::cell::OnceCell::new(),
+            overrides: Vec::new(),
         }
     }
 
@@ -138,11 +145,32 @@ impl Locator {
             // No document, so no spans: the empty text would parse as an
             // empty TOML document and put every error at 1:1.
             doc: std::cell::OnceCell::from(None),
+            overrides: Vec::new(),
         }
     }
 
     pub fn origin(&self) -> &str {
         &self.origin
+    }
+
+    pub fn set_overrides(&mut self, applied: Vec<super::overrides::Applied>) {
+        self.overrides = applied;
+    }
+
+    /// The override that set the value at `path` (or a table holding it):
+    /// the last one, as it wins.
+    fn set_by(&self, path: &FieldPath) -> Option<&super::overrides::Applied> {
+        if self.overrides.is_empty() {
+            return None;
+        }
+        let segs: Vec<&Seg> = path
+            .0
+            .iter()
+            .filter(|s| !matches!(s, Seg::Copy(_) | Seg::Generated(_)))
+            .collect();
+        self.overrides.iter().rev().find(|a| {
+            a.path.0.len() <= segs.len() && a.path.0.iter().zip(&segs).all(|(x, y)| x == *y)
+        })
     }
 
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
@@ -177,7 +205,13 @@ impl Locator {
     /// entry of `[topology]`, located there and ending with the entry, e.g.
     /// " (generated entry 'E1.2')".
     pub fn error(&self, path: &FieldPath, message: impl Into<String>) -> ScenarioError {
-        let line_col = self.span_of(path).map(|s| self.line_col(s.start));
+        let (origin, line_col) = match self.set_by(path) {
+            Some(a) => (a.origin.clone(), None),
+            None => (
+                self.origin.clone(),
+                self.span_of(path).map(|s| self.line_col(s.start)),
+            ),
+        };
         let mut message = message.into();
         if let Some(c) = path.copy_label() {
             message = format!("{message} (copy {c})");
@@ -185,19 +219,64 @@ impl Locator {
             message = format!("{message} (generated entry '{g}')");
         }
         ScenarioError {
-            origin: self.origin.clone(),
+            origin,
             line_col,
             field: path.to_string(),
             message,
         }
     }
 
-    pub fn error_at(&self, offset: Option<usize>, field: String, message: String) -> ScenarioError {
+    /// Where `path` is, for a message about another entry:
+    /// "sources[0].to[1] at x.toml:18:12".
+    pub fn describe_at(&self, path: &FieldPath) -> String {
+        if let Some(a) = self.set_by(path) {
+            return format!("{} (from {})", path.describe(), a.origin);
+        }
+        match self.span_of(path) {
+            Some(s) => {
+                let (l, c) = self.line_col(s.start);
+                format!("{} at {}:{l}:{c}", path.describe(), self.origin)
+            }
+            None => path.describe(),
+        }
+    }
+
+    /// An error without a position, about the field written `field`
+    /// ("links[0].rate"): the override's if one set it.
+    pub fn error_named(&self, field: String, message: String) -> ScenarioError {
+        let set_by = self.overrides.iter().rev().find(|a| {
+            let p = a.path.to_string();
+            field
+                .strip_prefix(&p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        });
         ScenarioError {
-            origin: self.origin.clone(),
-            line_col: offset.map(|o| self.line_col(o)),
+            origin: set_by.map_or_else(|| self.origin.clone(), |a| a.origin.clone()),
+            line_col: None,
             field,
             message,
+        }
+    }
+
+    /// An error at `offset` in the text; an offset past the text is that
+    /// of a value set by an override (see `overrides::apply_toml`).
+    pub fn error_at(&self, offset: Option<usize>, field: String, message: String) -> ScenarioError {
+        let set_by = offset
+            .and_then(|o| o.checked_sub(self.text.len() + 1))
+            .and_then(|i| self.overrides.get(i));
+        match set_by {
+            Some(a) => ScenarioError {
+                origin: a.origin.clone(),
+                line_col: None,
+                field,
+                message,
+            },
+            None => ScenarioError {
+                origin: self.origin.clone(),
+                line_col: offset.map(|o| self.line_col(o)),
+                field,
+                message,
+            },
         }
     }
 }

@@ -4,6 +4,8 @@ pub mod build;
 mod build_cm;
 mod build_transport;
 pub mod error;
+pub mod input;
+pub mod names;
 pub mod overrides;
 mod repeat;
 pub mod schema;
@@ -11,6 +13,7 @@ pub mod spec;
 mod topology;
 
 pub use error::ScenarioError;
+pub use input::{read_file, MAX_FILE_BYTES};
 pub use spec::Scenario;
 
 /// Input format of scenario text.
@@ -28,28 +31,19 @@ pub fn load(
     overrides: &[(String, String)],
 ) -> Result<Scenario, ScenarioError> {
     match format {
-        Format::Toml => {
-            let text = overrides::apply_toml(text, overrides)?;
-            build::from_toml(&text, origin)
-        }
+        Format::Toml => build::from_toml(text, origin, overrides),
         Format::Json => {
-            let text = overrides::apply_json(text, overrides)?;
-            build::from_json(&text, origin)
+            let (text, applied) = overrides::apply_json(text, overrides)?;
+            build::from_json(&text, origin, applied)
         }
     }
 }
 
-/// Read and validate a scenario file.
+/// Read (see `input::read_file`) and validate a scenario file.
 pub fn load_file(
     path: &std::path::Path,
     overrides: &[(String, String)],
 ) -> Result<Scenario, ScenarioError> {
-    let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        origin: origin.clone(),
-        line_col: None,
-        field: String::new(),
-        message: format!("cannot read the file: {e}"),
-    })?;
-    load(&text, &origin, Format::Toml, overrides)
+    let text = read_file(path)?;
+    load(&text, &path.display().to_string(), Format::Toml, overrides)
 }

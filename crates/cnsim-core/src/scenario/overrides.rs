@@ -8,7 +8,9 @@
 //! (`3`, `0.5`, `true`, `["a", "b"]`); anything else is taken as a string
 //! (`20ms`, `150KB`). Missing tables on the way are created.
 
-use super::error::ScenarioError;
+use super::error::{FieldPath, ScenarioError};
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
@@ -81,62 +83,128 @@ fn parse_path(key: &str) -> Result<Vec<Step>, ScenarioError> {
     Ok(steps)
 }
 
+/// One override as applied: what errors about its value are attributed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// "--set KEY=VALUE", the origin of errors about the value.
+    pub origin: String,
+    /// The path of what it put in (the value, or the outermost table it
+    /// made on the way), entries chosen by name resolved to their index.
+    pub path: FieldPath,
+}
+
+impl Applied {
+    fn new(key: &str, value: &str, path: FieldPath) -> Self {
+        Applied {
+            origin: format!("--set {key}={value}"),
+            path,
+        }
+    }
+}
+
 fn toml_literal(value: &str) -> toml_edit::Value {
     value
         .parse::<toml_edit::Value>()
         .unwrap_or_else(|_| toml_edit::Value::from(value))
 }
 
-pub fn apply_toml(text: &str, overrides: &[(String, String)]) -> Result<String, ScenarioError> {
-    if overrides.is_empty() {
-        return Ok(text.to_string());
-    }
-    // Syntax errors are reported (with their location) by the parser proper.
-    let Ok(mut doc) = text.parse::<toml_edit::DocumentMut>() else {
-        return Ok(text.to_string());
-    };
-    for (key, value) in overrides {
+/// Applies the overrides to a parsed document in place. The document keeps
+/// the spans of the file's text, so that errors about the file stay where
+/// they are written; what an override puts in gets the span
+/// `text_len + 1 + i` (past the text) for override `i`, which
+/// `Locator::error_at` attributes to that override.
+pub fn apply_toml<'i>(
+    doc: &mut DeTable<'i>,
+    text_len: usize,
+    overrides: &'i [(String, String)],
+) -> Result<Vec<Applied>, ScenarioError> {
+    let mut applied = Vec::with_capacity(overrides.len());
+    for (i, (key, value)) in overrides.iter().enumerate() {
         let steps = parse_path(key)?;
-        set_in_table(doc.as_table_mut(), &steps, key, toml_literal(value))?;
+        let span = text_len + 1 + i;
+        let (mut path, mut made) = (FieldPath::root(), None);
+        set_in_detable(
+            doc,
+            &steps,
+            key,
+            de_literal(value, span),
+            span,
+            &mut path,
+            &mut made,
+        )?;
+        applied.push(Applied::new(key, value, made.unwrap_or(path)));
     }
-    Ok(doc.to_string())
+    Ok(applied)
 }
 
-fn set_in_table(
-    table: &mut dyn toml_edit::TableLike,
+/// An override value as a TOML literal, or else a plain string, with every
+/// span (of nested values and keys too) set to `at`.
+fn de_literal(value: &str, at: usize) -> Spanned<DeValue<'_>> {
+    let v = match DeValue::parse(value) {
+        Ok(v) => v.into_inner(),
+        Err(_) => DeValue::String(value.into()),
+    };
+    respan(v, at)
+}
+
+fn respan(v: DeValue<'_>, at: usize) -> Spanned<DeValue<'_>> {
+    let v = match v {
+        DeValue::Array(a) => {
+            DeValue::Array(a.into_iter().map(|e| respan(e.into_inner(), at)).collect())
+        }
+        DeValue::Table(t) => DeValue::Table(
+            t.into_iter()
+                .map(|(k, e)| {
+                    (
+                        Spanned::new(at..at, k.into_inner()),
+                        respan(e.into_inner(), at),
+                    )
+                })
+                .collect(),
+        ),
+        v => v,
+    };
+    Spanned::new(at..at, v)
+}
+
+fn set_in_detable<'i>(
+    table: &mut DeTable<'i>,
     steps: &[Step],
     key: &str,
-    value: toml_edit::Value,
+    value: Spanned<DeValue<'i>>,
+    span: usize,
+    path: &mut FieldPath,
+    made: &mut Option<FieldPath>,
 ) -> Result<(), ScenarioError> {
-    use toml_edit::{Item, Table, Value};
     let Some((Step::Key(k), rest)) = steps.split_first() else {
         return Err(fail(key, "expected a field name"));
     };
+    *path = path.key(k);
     let Some((next, after)) = rest.split_first() else {
-        table.insert(k, Item::Value(value));
+        table.insert(Spanned::new(span..span, k.clone().into()), value);
         return Ok(());
     };
+    if table.get(k.as_str()).is_none() && matches!(next, Step::Key(_)) {
+        made.get_or_insert_with(|| path.clone());
+        table.insert(
+            Spanned::new(span..span, k.clone().into()),
+            Spanned::new(span..span, DeValue::Table(DeTable::new())),
+        );
+    }
+    let child = table
+        .get_mut(k.as_str())
+        .ok_or_else(|| fail(key, format!("there is no '{k}' array to select from")))?
+        .get_mut();
     match next {
-        Step::Key(_) => {
-            if table.get(k).is_none() {
-                table.insert(k, Item::Table(Table::new()));
-            }
-            let child = table
-                .get_mut(k)
-                .expect("present")
-                .as_table_like_mut()
-                .ok_or_else(|| fail(key, format!("'{k}' is not a table")))?;
-            set_in_table(child, rest, key, value)
-        }
+        Step::Key(_) => match child {
+            DeValue::Table(t) => set_in_detable(t, rest, key, value, span, path, made),
+            _ => Err(fail(key, format!("'{k}' is not a table"))),
+        },
         Step::Index(_) | Step::Named(_) => {
-            let child = table
-                .get_mut(k)
-                .ok_or_else(|| fail(key, format!("there is no '{k}' array to select from")))?;
-            let n = match &*child {
-                Item::ArrayOfTables(a) => a.len(),
-                Item::Value(Value::Array(a)) => a.len(),
-                _ => return Err(fail(key, format!("'{k}' is not an array"))),
+            let DeValue::Array(a) = child else {
+                return Err(fail(key, format!("'{k}' is not an array")));
             };
+            let n = a.len();
             let i = match next {
                 Step::Index(i) if *i < n => *i,
                 Step::Index(i) => {
@@ -146,7 +214,7 @@ fn set_in_table(
                     ))
                 }
                 Step::Named(name) => (0..n)
-                    .find(|&i| element_name(child, i).as_deref() == Some(name.as_str()))
+                    .find(|&i| de_element_name(a[i].get_ref()).as_deref() == Some(name.as_str()))
                     .ok_or_else(|| fail(key, format!("no entry of '{k}' is named '{name}'")))?,
                 Step::Key(_) => unreachable!(),
             };
@@ -156,30 +224,20 @@ fn set_in_table(
                     "cannot replace a whole array entry; set one of its fields",
                 ));
             }
-            match child {
-                Item::ArrayOfTables(a) => {
-                    set_in_table(a.get_mut(i).expect("in range"), after, key, value)
-                }
-                Item::Value(Value::Array(a)) => {
-                    let t = a
-                        .get_mut(i)
-                        .and_then(Value::as_inline_table_mut)
-                        .ok_or_else(|| fail(key, "array entry is not a table"))?;
-                    set_in_table(t, after, key, value)
-                }
-                _ => unreachable!(),
+            *path = path.index(i);
+            match a.as_mut()[i].get_mut() {
+                DeValue::Table(t) => set_in_detable(t, after, key, value, span, path, made),
+                _ => Err(fail(key, "array entry is not a table")),
             }
         }
     }
 }
 
-fn element_name(item: &toml_edit::Item, i: usize) -> Option<String> {
-    let table: &dyn toml_edit::TableLike = match item {
-        toml_edit::Item::ArrayOfTables(a) => a.get(i)?,
-        toml_edit::Item::Value(toml_edit::Value::Array(a)) => a.get(i)?.as_inline_table()?,
-        _ => return None,
+fn de_element_name(entry: &DeValue) -> Option<String> {
+    let DeValue::Table(t) = entry else {
+        return None;
     };
-    let field = |k: &str| table.get(k).and_then(|v| v.as_str());
+    let field = |k: &str| t.get(k).and_then(|v| v.get_ref().as_str());
     entry_name(field("name"), field("host"), field("to"))
 }
 
@@ -196,38 +254,55 @@ fn entry_name(name: Option<&str>, host: Option<&str>, to: Option<&str>) -> Optio
     }
 }
 
-pub fn apply_json(text: &str, overrides: &[(String, String)]) -> Result<String, ScenarioError> {
+/// Applies the overrides to a JSON document (a scenario given as a dict).
+pub fn apply_json(
+    text: &str,
+    overrides: &[(String, String)],
+) -> Result<(String, Vec<Applied>), ScenarioError> {
     if overrides.is_empty() {
-        return Ok(text.to_string());
+        return Ok((text.to_string(), Vec::new()));
     }
     let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(text) else {
-        return Ok(text.to_string());
+        return Ok((text.to_string(), Vec::new()));
     };
+    let mut applied = Vec::with_capacity(overrides.len());
     for (key, value) in overrides {
         let steps = parse_path(key)?;
-        let v = toml_literal(value);
-        let v: serde_json::Value =
-            serde_json::to_value(toml_value_to_json(&v)).expect("plain values");
-        set_json(&mut doc, &steps, key, v)?;
+        let v = toml_value_to_json(&toml_literal(value)).map_err(|found| ScenarioError {
+            origin: format!("--set {key}={value}"),
+            line_col: None,
+            field: key.clone(),
+            message: format!(
+                "expected a finite number, found {found} (NaN and infinities are not numbers here)"
+            ),
+        })?;
+        let mut path = FieldPath::root();
+        set_json(&mut doc, &steps, key, v, &mut path)?;
+        applied.push(Applied::new(key, value, path));
     }
-    Ok(doc.to_string())
+    Ok((doc.to_string(), applied))
 }
 
-fn toml_value_to_json(v: &toml_edit::Value) -> serde_json::Value {
+/// JSON has no NaN or infinity (serde_json would make them null, read
+/// as a missing value): `Err` with the number found.
+fn toml_value_to_json(v: &toml_edit::Value) -> Result<serde_json::Value, f64> {
     use toml_edit::Value;
-    match v {
+    Ok(match v {
         Value::String(s) => serde_json::Value::from(s.value().as_str()),
         Value::Integer(i) => serde_json::Value::from(*i.value()),
+        Value::Float(f) if !f.value().is_finite() => return Err(*f.value()),
         Value::Float(f) => serde_json::Value::from(*f.value()),
         Value::Boolean(b) => serde_json::Value::from(*b.value()),
         Value::Datetime(d) => serde_json::Value::from(d.value().to_string()),
-        Value::Array(a) => serde_json::Value::Array(a.iter().map(toml_value_to_json).collect()),
+        Value::Array(a) => {
+            serde_json::Value::Array(a.iter().map(toml_value_to_json).collect::<Result<_, _>>()?)
+        }
         Value::InlineTable(t) => serde_json::Value::Object(
             t.iter()
-                .map(|(k, v)| (k.to_string(), toml_value_to_json(v)))
-                .collect(),
+                .map(|(k, v)| Ok::<_, f64>((k.to_string(), toml_value_to_json(v)?)))
+                .collect::<Result<_, _>>()?,
         ),
-    }
+    })
 }
 
 fn set_json(
@@ -235,11 +310,13 @@ fn set_json(
     steps: &[Step],
     key: &str,
     value: serde_json::Value,
+    path: &mut FieldPath,
 ) -> Result<(), ScenarioError> {
     use serde_json::Value;
     let (step, rest) = steps.split_first().expect("non-empty path");
     match step {
         Step::Key(k) => {
+            *path = path.key(k);
             let obj = node
                 .as_object_mut()
                 .ok_or_else(|| fail(key, format!("'{k}' is not inside a table")))?;
@@ -250,7 +327,7 @@ fn set_json(
             let child = obj
                 .entry(k.clone())
                 .or_insert_with(|| Value::Object(Default::default()));
-            set_json(child, rest, key, value)
+            set_json(child, rest, key, value, path)
         }
         Step::Index(_) | Step::Named(_) => {
             let arr = node
@@ -281,7 +358,8 @@ fn set_json(
                     "cannot replace a whole array entry; set one of its fields",
                 ));
             }
-            set_json(&mut arr[i], rest, key, value)
+            *path = path.index(i);
+            set_json(&mut arr[i], rest, key, value, path)
         }
     }
 }

@@ -10,16 +10,42 @@
 //! its errors point at the template's line and end with "(copy e=3, j=1)".
 
 use super::build::{unknown_name, Builder};
-use super::error::{FieldPath, ScenarioError};
+use super::error::{FieldPath, Locator, ScenarioError};
 use super::schema::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use toml::de::{DeTable, DeValue};
 
 /// Most entries (of all kinds, after expansion and with those of
 /// `[topology]`) a scenario may have: far
 /// beyond any topology the engine is meant for, and it turns a typo such as
 /// `edges = 1000000000` into an error instead of an exhausted memory.
 pub(super) const MAX_ENTRIES: u64 = 1_000_000;
+
+/// Refuses a file that writes out more than `MAX_ENTRIES` entries without
+/// `repeat`, before they are deserialized: a file of a million
+/// `[[hosts]]` is refused at once instead of after building each of them.
+/// Expansion counts again, with copies and `[topology]`.
+pub(super) fn check_written_entries(doc: &DeTable, loc: &Locator) -> Result<(), ScenarioError> {
+    let mut total = 0u64;
+    for kind in ["switches", "hosts", "links", "sources"] {
+        let Some(DeValue::Array(entries)) = doc.get(kind).map(|v| v.get_ref()) else {
+            continue;
+        };
+        for (i, e) in entries.iter().enumerate() {
+            let plain = matches!(e.get_ref(), DeValue::Table(t) if !t.contains_key("repeat"));
+            total += u64::from(plain);
+            if total > MAX_ENTRIES {
+                return Err(loc.error_at(
+                    Some(e.span().start),
+                    format!("{kind}[{i}]"),
+                    format!("expected at most {MAX_ENTRIES} entries in the scenario, found more (this is entry {total})"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
 
 /// An entry after expansion, with the path its errors are reported at.
 pub(super) struct Entry<T> {
@@ -204,10 +230,17 @@ impl Builder<'_> {
             let copies = vars.iter().fold(1u64, |n, (_, c)| n.saturating_mul(*c));
             *total = total.saturating_add(copies);
             if *total > MAX_ENTRIES {
-                return Err(self.err(
-                    &p.key("repeat"),
-                    format!("expected at most {MAX_ENTRIES} entries in the scenario, found more (this entry makes {copies})"),
-                ));
+                // Blame `repeat` only where there is one.
+                return Err(match repeat {
+                    Some(_) => self.err(
+                        &p.key("repeat"),
+                        format!("expected at most {MAX_ENTRIES} entries in the scenario, found more (this entry makes {copies})"),
+                    ),
+                    None => self.err(
+                        &p,
+                        format!("expected at most {MAX_ENTRIES} entries in the scenario, found more (this is entry {total})"),
+                    ),
+                });
             }
             if repeat.is_none() {
                 out.push(Entry { path: p, raw: t });

@@ -153,6 +153,18 @@ pub struct SourceSpec {
     pub slot_offset: Option<Time>,
 }
 
+impl SourceSpec {
+    /// The name of its flow to `dst`: the source's own name when it has
+    /// one destination, "SOURCE->DST" otherwise.
+    pub fn flow_name(&self, dst: &str) -> String {
+        if self.dsts.len() == 1 {
+            self.name.clone()
+        } else {
+            format!("{}->{dst}", self.name)
+        }
+    }
+}
+
 /// Derived metrics the summary reports.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct MetricsSpec {
@@ -200,13 +212,8 @@ impl Scenario {
         let mut out = Vec::new();
         for (si, s) in self.sources.iter().enumerate() {
             for &d in &s.dsts {
-                let name = if s.dsts.len() == 1 {
-                    s.name.clone()
-                } else {
-                    format!("{}->{}", s.name, self.nodes[d].name)
-                };
                 out.push(FlowSpec {
-                    name,
+                    name: s.flow_name(&self.nodes[d].name),
                     source: si,
                     src: s.host,
                     dst: d,
