@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import cnsim
 from cnsim import _core
-from cnsim.api import override_value
+from cnsim.overrides import override_value
 
 from conftest import FAST, NO_CM, PAUSE
 
