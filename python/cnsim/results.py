@@ -49,10 +49,10 @@ _OPTIONAL_TABLES = ("transport",)
 FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
-# The engine's binned series by name: what their rows are ("flows" or
-# "queues") and their dtype, as the engine declares them.
-_SERIES = {name: (rows, np.dtype(dtype)) for name, rows, dtype in _core.SERIES}
 _QUEUE_META = ("name", "node", "peer", "node_kind")
+# The engine's binned series by name: what their rows are ("flows" or
+# "queues") and their dtype, as cnsim-py declares them.
+_SERIES = {name: (rows, np.dtype(dtype)) for name, rows, dtype in _core.SERIES}
 
 
 class Result:
