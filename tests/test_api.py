@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import cnsim
 from cnsim import _core
-from cnsim.api import override_value
+from cnsim.overrides import override_value
 
 from conftest import FAST, NO_CM, PAUSE
 
@@ -373,3 +373,20 @@ def test_variant_names_with_control_characters_are_refused():
         with pytest.raises(cnsim.SweepError, match="control characters") as exc:
             cnsim.sweep_points(NO_CM, variants={name: {"bin": "1ms"}}, seeds=1)
         assert not any(c in str(exc.value) for c in "\x1b\u202e\x00")
+
+
+@pytest.mark.parametrize("bad", [[("duration",)], ["duration"], [("a", 1, 2)]])
+def test_set_items_that_are_not_pairs_are_refused_by_runs_and_sweeps(bad):
+    message = re.escape(f"set: expected (key, value) pairs, got {bad[0]!r}")
+    with pytest.raises(TypeError, match=message):
+        cnsim.validate(NO_CM, set=bad)
+    with pytest.raises(cnsim.SweepError, match=message):
+        cnsim.sweep_points(NO_CM, set=bad)
+
+
+def test_set_pairs_are_checked_in_order():
+    # The first pair's value is refused before the second item is read.
+    with pytest.raises(TypeError, match="cannot use a object as an override value"):
+        cnsim.validate(NO_CM, set=[("duration", object()), "not a pair"])
+    with pytest.raises(cnsim.SweepError, match="set: empty key"):
+        cnsim.sweep_points(NO_CM, set=[(" ", 1), "not a pair"])

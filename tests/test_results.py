@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import cnsim
+from cnsim import _core
 from cnsim.results import TABLES, ResultError
 
 from conftest import NO_CM
@@ -201,3 +202,46 @@ def test_counters_join_their_rows_by_name_in_any_order():
     # A row without a record gets a missing value.
     partial = _merge_counters(meta, records[:2], ("name", "src"))
     assert partial["drops"].tolist()[0::2] == [1.0, 3.0] and np.isnan(partial["drops"].iloc[1])
+
+
+
+# --------------------------------------------------------------------------- the series schema
+
+#: A run with every series: QCN rate limiters and TCP flows.
+QCN_TCP = NO_CM.parent.parent / "qcn_tcp" / "hotspot.toml"
+SERIES_NAMES = [name for name, _, _ in _core.SERIES]
+
+
+@pytest.fixture(scope="module")
+def raw_qcn_tcp() -> dict:
+    return _core.run(QCN_TCP.read_text(), str(QCN_TCP), [("qcn.enabled", "true"), ("duration", "10ms")])
+
+
+def test_run_returns_the_declared_series(raw_qcn_tcp):
+    assert len(set(SERIES_NAMES)) == len(SERIES_NAMES)
+    assert set(raw_qcn_tcp) == {"summary", "bin_s", "n_bins", "flows", "queues", *SERIES_NAMES}
+    rows = {"flows": len(raw_qcn_tcp["flows"]["name"]), "queues": len(raw_qcn_tcp["queues"]["name"])}
+    for name, kind, dtype in _core.SERIES:
+        matrix = raw_qcn_tcp[name]
+        assert matrix.dtype == np.dtype(dtype), name
+        assert matrix.shape == (rows[kind], raw_qcn_tcp["n_bins"]), name
+
+
+def test_a_run_without_a_scheme_or_tcp_has_no_rows_of_their_series():
+    raw = _core.run(NO_CM.read_text(), str(NO_CM), [("duration", "6ms")])
+    empty = {name for name in SERIES_NAMES if raw[name].shape == (0, raw["n_bins"])}
+    assert empty == {name for name in SERIES_NAMES if name.startswith("flow_rl_")} | {
+        "flow_cwnd_mean",
+        "flow_retransmissions",
+        "flow_timeouts",
+    }
+    result = cnsim.Result.from_core(raw)
+    assert result.rate_limiters.empty and result.transport.empty
+
+
+@pytest.mark.parametrize("name", SERIES_NAMES)
+def test_every_series_shows_in_a_table(raw_qcn_tcp, name):
+    """A series the engine returns that no table reads is caught here: changing it changes a table."""
+    before = cnsim.Result.from_core(raw_qcn_tcp)
+    after = cnsim.Result.from_core({**raw_qcn_tcp, name: raw_qcn_tcp[name] + 1})
+    assert not all(getattr(before, t).equals(getattr(after, t)) for t in TABLES), name

@@ -15,20 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any, Union
+from typing import Any
 
 from . import _core
+from .overrides import SetLike, override_pairs, plain_value
 from .results import Result, reserve_result
-
-ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
-SetLike = Union[Mapping[str, Any], Iterable[tuple[str, Any]], None]
-
-DICT_ORIGIN = "<dict>"
+from .scenario import ScenarioLike, scenario_source
 
 #: A progress bar is shown only for runs that last longer than this (seconds).
 PROGRESS_DELAY_S = 1.0
@@ -86,8 +81,8 @@ def run(
     while running. Ctrl-C (SIGINT in the main thread) stops the run within
     a fraction of a second and raises ``KeyboardInterrupt``.
     """
-    text, origin, fmt = _scenario_source(scenario)
-    pairs = _override_pairs(set, overrides)
+    text, origin, fmt = scenario_source(scenario)
+    pairs = override_pairs(set, overrides)
     if seed is not None:
         seed = _check_seed(seed)
     limits = _limits(max_events, max_wall_s)
@@ -119,118 +114,14 @@ def validate(
     ``links``, ``flows``, ``queues`` and ``plot``. Raises
     :class:`cnsim.ScenarioError` if the scenario is not valid.
     """
-    text, origin, fmt = _scenario_source(scenario)
-    pairs = _override_pairs(set, overrides)
+    text, origin, fmt = scenario_source(scenario)
+    pairs = override_pairs(set, overrides)
     resolved = json.loads(_core.validate(text, origin, pairs, fmt=fmt))
     resolved.setdefault("scenario_file", origin)
     return resolved
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _scenario_source(scenario: ScenarioLike) -> tuple[str, str, str]:
-    """Return (text, origin, fmt) for the engine."""
-    if isinstance(scenario, Mapping):
-        try:
-            text = json.dumps(scenario, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise _core.ScenarioError(f"{DICT_ORIGIN}: scenario is not JSON-serialisable: {exc}") from None
-        return text, DICT_ORIGIN, "json"
-    if isinstance(scenario, (str, os.PathLike)):
-        # The engine's rules: FileNotFoundError for a missing file, a
-        # ScenarioError naming the path for one that is not a regular file,
-        # over the size limit or not UTF-8.
-        text = _core.read_scenario(os.fspath(scenario))
-        return text, os.fspath(scenario), "toml"
-    raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
-
-
-def _override_pairs(set_: SetLike, overrides: Mapping[str, Any]) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    if set_ is not None:
-        items = set_.items() if isinstance(set_, Mapping) else set_
-        for item in items:
-            try:
-                key, value = item
-            except (TypeError, ValueError):
-                raise TypeError(f"set: expected (key, value) pairs, got {item!r}") from None
-            pairs.append((str(key), override_value(value)))
-    for key, value in overrides.items():
-        pairs.append((key, override_value(value)))
-    return pairs
-
-
-def override_value(value: Any) -> str:
-    """Render an override value as the engine expects it.
-
-    Strings are passed unchanged (the engine reads them as TOML values, or as
-    plain strings such as ``"150KB"``); numbers and booleans become TOML
-    literals; lists and dicts become TOML inline arrays and tables.
-    """
-    if isinstance(value, str):
-        return value
-    return _toml_literal(value)
-
-
-def plain_value(value: Any) -> Any:
-    """*value* with numpy scalars and arrays as Python numbers and lists.
-
-    ``numpy.float64`` is a ``float`` subclass whose ``repr`` is
-    ``np.float64(0.3)``; anything with ``tolist`` (numpy scalars, arrays,
-    0-d arrays) is converted, so that every Python number or list accepted
-    may also be a numpy one.
-    """
-    if isinstance(value, (str, bytes, list, tuple, Mapping)) or not hasattr(value, "tolist"):
-        return value
-    return value.tolist()
-
-
-def _toml_literal(value: Any) -> str:
-    value = plain_value(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, os.PathLike):
-        return _toml_string(os.fspath(value))
-    if isinstance(value, Mapping):
-        inner = ", ".join(f"{_toml_key(k)} = {_toml_literal(v)}" for k, v in value.items())
-        return "{" + inner + "}" if inner else "{}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_literal(v) for v in value) + "]"
-    raise TypeError(f"cannot use a {type(value).__name__} as an override value: {value!r}")
-
-
-def _toml_key(key: Any) -> str:
-    key = str(key)
-    if key and key.isascii() and all(c.isalnum() or c in "-_" for c in key):
-        return key
-    return _toml_string(key)
-
-
-_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-def _toml_string(text: str) -> str:
-    """A TOML basic string."""
-    out = []
-    for c in text:
-        if c in _TOML_ESCAPES:
-            out.append(_TOML_ESCAPES[c])
-        elif ord(c) < 0x20 or ord(c) == 0x7F:
-            out.append(f"\\u{ord(c):04X}")
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
 
 
 def _limits(max_events: Any, max_wall_s: Any) -> dict[str, Any]:

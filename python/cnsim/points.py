@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .api import DICT_ORIGIN, _scenario_source, _toml_literal, plain_value
+from .overrides import plain_value, set_items, toml_literal
+from .scenario import DICT_ORIGIN, scenario_source
 
 __all__ = [
     "Point",
@@ -106,13 +107,13 @@ def engine_value(value: Any) -> str:
     """Render a typed value as an override string the engine reads back as *value*."""
     if isinstance(value, str):
         # A bare string is fine unless it would read as something else ("0.3", "true").
-        return value if parse_literal(value) == value and value.strip() == value and value else _toml_literal(value)
-    return _toml_literal(value)
+        return value if parse_literal(value) == value and value.strip() == value and value else toml_literal(value)
+    return toml_literal(value)
 
 
 def display_value(value: Any) -> str:
     """A value as written in a scenario file: ``"100KB"``, ``0.3``, ``{ mode = "global" }``."""
-    return _toml_literal(value)
+    return toml_literal(value)
 
 
 def _typed(value: Any, where: str) -> Any:
@@ -502,7 +503,7 @@ def _sources(scenario: ScenarioInput, fixed: Mapping[str, Any]) -> list[_FileSpe
 def _read_source(label: str, item: Any) -> Source:
     if isinstance(item, Mapping):
         try:
-            text, _, _ = _scenario_source(item)
+            text, _, _ = scenario_source(item)
         except _core.ScenarioError as exc:
             raise SweepError(str(exc)) from None
         content = {k: v for k, v in item.items() if k != "sweep"}
@@ -516,7 +517,7 @@ def _read_source(label: str, item: Any) -> Source:
         )
     origin = os.fspath(item)
     try:
-        text, _, _ = _scenario_source(origin)
+        text, _, _ = scenario_source(origin)
     except FileNotFoundError:
         raise SweepError(f"{origin}: no such file") from None
     except _core.ScenarioError as exc:
@@ -532,16 +533,9 @@ def _read_source(label: str, item: Any) -> Source:
 
 
 def _fixed_overrides(set_: Any) -> dict[str, Any]:
+    """The sweep's ``set`` argument: typed values by key, the same for every point."""
     out: dict[str, Any] = {}
-    if set_ is None:
-        return out
-    items = set_.items() if isinstance(set_, Mapping) else set_
-    for item in items:
-        try:
-            key, value = item
-        except (TypeError, ValueError):
-            raise SweepError(f"set: expected (key, value) pairs, got {item!r}") from None
-        key = str(key)
+    for key, value in set_items(set_, SweepError):
         _check_key(key, "set")
         out[key] = _from_user(value, f"set {key}")
     return out

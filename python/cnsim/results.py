@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _core
 from .outputs import KIND_RESULT, Reservation, ResultError, check_files, read_marker, reserve
 
 SUMMARY_FILE = "summary.json"
@@ -49,6 +50,9 @@ FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
 _QUEUE_META = ("name", "node", "peer", "node_kind")
+# The engine's binned series by name: what their rows are ("flows" or
+# "queues") and their dtype, as cnsim-py declares them.
+_SERIES = {name: (rows, np.dtype(dtype)) for name, rows, dtype in _core.SERIES}
 
 
 class Result:
@@ -176,13 +180,14 @@ class Result:
         queue_meta = _meta_frame(raw["queues"], _QUEUE_META)
         n_flows, n_queues = len(flow_meta), len(queue_meta)
 
-        tx = _matrix(raw["flow_tx_bytes"], n_flows, n_bins, np.uint64)
-        rx = _matrix(raw["flow_rx_bytes"], n_flows, n_bins, np.uint64)
-        qtx = _matrix(raw["queue_tx_bytes"], n_queues, n_bins, np.uint64)
-        occ_mean = _matrix(raw["queue_occ_mean"], n_queues, n_bins, np.float64)
-        occ_max = _matrix(raw["queue_occ_max"], n_queues, n_bins, np.uint64)
-        drops = _matrix(raw["queue_drops"], n_queues, n_bins, np.uint64)
-        xoff = _matrix(raw["queue_xoff"], n_queues, n_bins, np.uint64)
+        rows = {"flows": n_flows, "queues": n_queues}
+
+        def series(name: str) -> np.ndarray:
+            # Converted where used: a run without a scheme's series allocates none.
+            kind, dtype = _SERIES[name]
+            return _matrix(raw[name], rows[kind], n_bins, dtype)
+
+        tx, rx = series("flow_tx_bytes"), series("flow_rx_bytes")
 
         to_gbps = 8.0 / bin_s / 1e9
         times = np.arange(n_bins, dtype=np.float64) * bin_s
@@ -206,53 +211,46 @@ class Result:
             {
                 "time_s": np.tile(times, n_queues),
                 "queue": np.repeat(queue_names, n_bins),
-                "gbps": qtx.ravel().astype(np.float64) * to_gbps,
+                "gbps": series("queue_tx_bytes").ravel().astype(np.float64) * to_gbps,
             }
         )
         queue_occupancy = pd.DataFrame(
             {
                 "time_s": np.tile(times, n_queues),
                 "queue": np.repeat(queue_names, n_bins),
-                "mean_bytes": occ_mean.ravel(),
-                "max_bytes": occ_max.ravel().astype(np.int64),
-                "drops": drops.ravel().astype(np.int64),
-                "xoff": xoff.ravel().astype(np.int64),
+                "mean_bytes": series("queue_occ_mean").ravel(),
+                "max_bytes": series("queue_occ_max").ravel().astype(np.int64),
+                "drops": series("queue_drops").ravel().astype(np.int64),
+                "xoff": series("queue_xoff").ravel().astype(np.int64),
             }
         )
         rate_limiters = _empty_rate_limiters()
-        rl_rate = np.asarray(raw.get("flow_rl_rate_mean", ()), dtype=np.float64)
-        if rl_rate.size:
-            rl_occ = _matrix(raw["flow_rl_occ_mean"], n_flows, n_bins, np.float64)
-            rl_max = _matrix(raw["flow_rl_occ_max"], n_flows, n_bins, np.uint64)
-            rl_target = np.asarray(raw.get("flow_rl_target_mean", ()), dtype=np.float64)
-            if rl_target.size:
-                rl_target = _matrix(rl_target, n_flows, n_bins, np.float64)
+        if _has_rows(raw, "flow_rl_rate_mean"):
+            # The target rate is QCN's; other schemes have none.
+            if _has_rows(raw, "flow_rl_target_mean"):
+                rl_target = series("flow_rl_target_mean")
             else:
                 rl_target = np.full((n_flows, n_bins), np.nan)
             rate_limiters = pd.DataFrame(
                 {
                     "time_s": np.tile(times, n_flows),
                     "flow": np.repeat(flow_names, n_bins),
-                    "rate_gbps": _matrix(rl_rate, n_flows, n_bins, np.float64).ravel() / 1e9,
+                    "rate_gbps": series("flow_rl_rate_mean").ravel() / 1e9,
                     "target_gbps": rl_target.ravel() / 1e9,
-                    "queue_mean_bytes": rl_occ.ravel(),
-                    "queue_max_bytes": rl_max.ravel().astype(np.int64),
+                    "queue_mean_bytes": series("flow_rl_occ_mean").ravel(),
+                    "queue_max_bytes": series("flow_rl_occ_max").ravel().astype(np.int64),
                 }
             )
         transport = _empty_transport()
-        cwnd = np.asarray(raw.get("flow_cwnd_mean", ()), dtype=np.float64)
-        if cwnd.size:
-            cwnd = _matrix(cwnd, n_flows, n_bins, np.float64)
-            retx = _matrix(raw["flow_retransmissions"], n_flows, n_bins, np.uint64)
-            rto = _matrix(raw["flow_timeouts"], n_flows, n_bins, np.uint64)
+        if _has_rows(raw, "flow_cwnd_mean"):
             tcp_rows = np.flatnonzero(flows.get("transport", pd.Series("udp", index=flows.index)).to_numpy() == "tcp")
             transport = pd.DataFrame(
                 {
                     "time_s": np.tile(times, len(tcp_rows)),
                     "flow": np.repeat(flow_names[tcp_rows], n_bins),
-                    "cwnd_bytes": cwnd[tcp_rows].ravel(),
-                    "retransmissions": retx[tcp_rows].ravel().astype(np.int64),
-                    "timeouts": rto[tcp_rows].ravel().astype(np.int64),
+                    "cwnd_bytes": series("flow_cwnd_mean")[tcp_rows].ravel(),
+                    "retransmissions": series("flow_retransmissions")[tcp_rows].ravel().astype(np.int64),
+                    "timeouts": series("flow_timeouts")[tcp_rows].ravel().astype(np.int64),
                 }
             )
         return cls(
@@ -403,7 +401,13 @@ def _meta_frame(meta: Mapping[str, Sequence[str]], columns: Sequence[str]) -> pd
     return pd.DataFrame(data, columns=list(columns))
 
 
-def _matrix(values: Any, rows: int, cols: int, dtype: type) -> np.ndarray:
+def _has_rows(raw: Mapping[str, Any], name: str) -> bool:
+    """Does the run have this series? The engine leaves those of a scheme or transport the
+    run does not have empty."""
+    return np.asarray(raw.get(name, ())).size > 0
+
+
+def _matrix(values: Any, rows: int, cols: int, dtype: np.dtype) -> np.ndarray:
     arr = np.asarray(values, dtype=dtype)
     if arr.size == 0:
         return np.zeros((rows, cols), dtype=dtype)

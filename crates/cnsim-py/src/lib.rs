@@ -172,6 +172,84 @@ fn matrix<'py, T: numpy::Element>(
         .into_any())
 }
 
+/// A numpy element type of a series matrix, by its numpy name.
+trait Dtype: numpy::Element {
+    const NAME: &'static str;
+}
+impl Dtype for u64 {
+    const NAME: &'static str = "uint64";
+}
+impl Dtype for f64 {
+    const NAME: &'static str = "float64";
+}
+
+/// What the rows of a series matrix are.
+#[derive(Clone, Copy)]
+enum Rows {
+    Flows,
+    Queues,
+}
+
+impl Rows {
+    const fn name(self) -> &'static str {
+        match self {
+            Rows::Flows => "flows",
+            Rows::Queues => "queues",
+        }
+    }
+}
+
+/// Declares the binned series `run` returns: for each, its name (the
+/// `Series` field it comes from), whether its rows are flows or queues,
+/// and its element type (checked against the field's). From the one list
+/// come `SERIES`, exported for results.py, and `set_series`, which puts
+/// the matrices in `run`'s dict; adding a series is one line here.
+macro_rules! series {
+    ($($name:ident: $rows:ident, $dtype:ty;)*) => {
+        /// (name, "flows" | "queues", numpy dtype) of each series, in order.
+        const SERIES: &[(&str, &str, &str)] =
+            &[$((stringify!($name), Rows::$rows.name(), <$dtype as Dtype>::NAME)),*];
+
+        /// Each series as a rows × bins matrix. A series the engine left
+        /// empty (a scheme or transport the run does not have) has no rows.
+        fn set_series(
+            out: &Bound<'_, PyDict>,
+            s: cnsim_core::results::Series,
+            flows: usize,
+            queues: usize,
+        ) -> PyResult<()> {
+            let py = out.py();
+            $(
+                let values: Vec<$dtype> = s.$name;
+                let rows = match (values.is_empty(), Rows::$rows) {
+                    (true, _) => 0,
+                    (false, Rows::Flows) => flows,
+                    (false, Rows::Queues) => queues,
+                };
+                out.set_item(stringify!($name), matrix(py, values, rows, s.n_bins)?)?;
+            )*
+            Ok(())
+        }
+    };
+}
+
+series! {
+    flow_tx_bytes: Flows, u64;
+    flow_rx_bytes: Flows, u64;
+    queue_tx_bytes: Queues, u64;
+    queue_occ_mean: Queues, f64;
+    queue_occ_max: Queues, u64;
+    queue_drops: Queues, u64;
+    queue_xoff: Queues, u64;
+    flow_rl_rate_mean: Flows, f64;
+    flow_rl_occ_mean: Flows, f64;
+    flow_rl_occ_max: Flows, u64;
+    flow_rl_target_mean: Flows, f64;
+    flow_cwnd_mean: Flows, f64;
+    flow_retransmissions: Flows, u64;
+    flow_timeouts: Flows, u64;
+}
+
 /// Run a scenario. Returns the summary (JSON) and the binned series as numpy matrices.
 // The keyword arguments of the Python signature, one each.
 #[allow(clippy::too_many_arguments)]
@@ -210,13 +288,12 @@ fn run<'py>(
     let summary = serde_json::to_string(&result.summary)
         .map_err(|e| SimulationError::new_err(e.to_string()))?;
     let s = result.series;
-    let n_bins = s.n_bins;
     let n_flows = result.flows.len();
     let n_queues = result.queues.len();
     let out = PyDict::new(py);
     out.set_item("summary", summary)?;
     out.set_item("bin_s", s.bin.as_secs_f64())?;
-    out.set_item("n_bins", n_bins)?;
+    out.set_item("n_bins", s.n_bins)?;
     let flows = PyDict::new(py);
     let fs = &result.summary.flows;
     flows.set_item(
@@ -249,65 +326,7 @@ fn run<'py>(
         qs.iter().map(|q| q.node_kind).collect::<Vec<_>>(),
     )?;
     out.set_item("queues", queues)?;
-    out.set_item(
-        "flow_tx_bytes",
-        matrix(py, s.flow_tx_bytes, n_flows, n_bins)?,
-    )?;
-    out.set_item(
-        "flow_rx_bytes",
-        matrix(py, s.flow_rx_bytes, n_flows, n_bins)?,
-    )?;
-    out.set_item(
-        "queue_tx_bytes",
-        matrix(py, s.queue_tx_bytes, n_queues, n_bins)?,
-    )?;
-    out.set_item(
-        "queue_occ_mean",
-        matrix(py, s.queue_occ_mean, n_queues, n_bins)?,
-    )?;
-    out.set_item(
-        "queue_occ_max",
-        matrix(py, s.queue_occ_max, n_queues, n_bins)?,
-    )?;
-    out.set_item("queue_drops", matrix(py, s.queue_drops, n_queues, n_bins)?)?;
-    out.set_item("queue_xoff", matrix(py, s.queue_xoff, n_queues, n_bins)?)?;
-    // Rate-limiter series exist only with a congestion-notification scheme.
-    let rl_rows = if s.flow_rl_rate_mean.is_empty() {
-        0
-    } else {
-        n_flows
-    };
-    out.set_item(
-        "flow_rl_rate_mean",
-        matrix(py, s.flow_rl_rate_mean, rl_rows, n_bins)?,
-    )?;
-    out.set_item(
-        "flow_rl_occ_mean",
-        matrix(py, s.flow_rl_occ_mean, rl_rows, n_bins)?,
-    )?;
-    out.set_item(
-        "flow_rl_occ_max",
-        matrix(py, s.flow_rl_occ_max, rl_rows, n_bins)?,
-    )?;
-    // The target rate exists only with QCN, the transport series only with TCP.
-    let rows = |v: &Vec<f64>| if v.is_empty() { 0 } else { n_flows };
-    let (qcn_rows, tcp_rows) = (rows(&s.flow_rl_target_mean), rows(&s.flow_cwnd_mean));
-    out.set_item(
-        "flow_rl_target_mean",
-        matrix(py, s.flow_rl_target_mean, qcn_rows, n_bins)?,
-    )?;
-    out.set_item(
-        "flow_cwnd_mean",
-        matrix(py, s.flow_cwnd_mean, tcp_rows, n_bins)?,
-    )?;
-    out.set_item(
-        "flow_retransmissions",
-        matrix(py, s.flow_retransmissions, tcp_rows, n_bins)?,
-    )?;
-    out.set_item(
-        "flow_timeouts",
-        matrix(py, s.flow_timeouts, tcp_rows, n_bins)?,
-    )?;
+    set_series(&out, s, n_flows, n_queues)?;
     Ok(out)
 }
 
@@ -318,6 +337,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUILD", cnsim_core::results::BUILD)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("SERIES", pyo3::types::PyTuple::new(m.py(), SERIES)?)?;
     m.add_class::<Progress>()?;
     // Load numpy's C API now: loading it lazily, at a run's first result
     // matrix, imports Python code, where a pending Ctrl-C would surface as
