@@ -112,7 +112,9 @@ fn run_interruptible(
                 waiter.unpark();
                 result
             })
-            .map_err(|e| SimulationError::new_err(format!("cannot start the engine's thread: {e}")))?;
+            .map_err(|e| {
+                SimulationError::new_err(format!("cannot start the engine's thread: {e}"))
+            })?;
         while !worker.is_finished() {
             py.detach(|| std::thread::park_timeout(SIGNAL_POLL));
             if let Err(signal) = py.check_signals() {

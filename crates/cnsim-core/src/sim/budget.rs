@@ -122,13 +122,19 @@ fn cgroup_headroom(root: &Path) -> Option<u64> {
     for line in groups.lines() {
         // "0::/path" (v2) or "N:controller,...:/path" (v1).
         let mut fields = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (fields.next(), fields.next(), fields.next()) else {
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
             continue;
         };
         let (mount, limit_file, usage_file) = if controllers.is_empty() {
             ("sys/fs/cgroup", "memory.max", "memory.current")
         } else if controllers.split(',').any(|c| c == "memory") {
-            ("sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")
+            (
+                "sys/fs/cgroup/memory",
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            )
         } else {
             continue;
         };
@@ -136,7 +142,11 @@ fn cgroup_headroom(root: &Path) -> Option<u64> {
         let top = root.join(mount);
         loop {
             let read = |file: &str| -> Option<u64> {
-                std::fs::read_to_string(dir.join(file)).ok()?.trim().parse().ok()
+                std::fs::read_to_string(dir.join(file))
+                    .ok()?
+                    .trim()
+                    .parse()
+                    .ok()
             };
             // "max" (v2) or a huge number (v1) means no limit: the parse or
             // the subtraction below gives nothing then.
@@ -193,7 +203,10 @@ mod tests {
                 ("sys/fs/cgroup/job/memory.current", "400000000\n"),
                 ("sys/fs/cgroup/job/step/memory.max", "max\n"),
                 ("sys/fs/cgroup/job/step/memory.current", "300000000\n"),
-                ("proc/meminfo", "MemTotal: 100 kB\nMemAvailable:   8000000 kB\n"),
+                (
+                    "proc/meminfo",
+                    "MemTotal: 100 kB\nMemAvailable:   8000000 kB\n",
+                ),
             ],
         );
         assert_eq!(cgroup_headroom(&root), Some(600_000_000));
@@ -207,9 +220,18 @@ mod tests {
             "v1",
             &[
                 ("proc/self/cgroup", "5:cpu,cpuacct:/x\n4:memory:/x\n"),
-                ("sys/fs/cgroup/memory/x/memory.limit_in_bytes", "2000000000\n"),
-                ("sys/fs/cgroup/memory/x/memory.usage_in_bytes", "500000000\n"),
-                ("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"),
+                (
+                    "sys/fs/cgroup/memory/x/memory.limit_in_bytes",
+                    "2000000000\n",
+                ),
+                (
+                    "sys/fs/cgroup/memory/x/memory.usage_in_bytes",
+                    "500000000\n",
+                ),
+                (
+                    "sys/fs/cgroup/memory/memory.limit_in_bytes",
+                    "9223372036854771712\n",
+                ),
                 ("sys/fs/cgroup/memory/memory.usage_in_bytes", "7000000000\n"),
             ],
         );
