@@ -61,10 +61,12 @@ build: $(VENV)/.stamp-build
 
 # --- demo: study A, no congestion management vs PAUSE -----------------------
 
+# --force: the demo replaces its own earlier output (never files cnsim did
+# not write; docs/output-and-safety.md).
 demo: build
-	$(CNSIM) run scenarios/baseline/no_cm.toml --out $(RESULTS)/no_cm --plot
-	$(CNSIM) run scenarios/baseline/pause.toml --out $(RESULTS)/pause --plot
-	$(CNSIM) plot $(RESULTS)/no_cm $(RESULTS)/pause --out $(RESULTS)/compare
+	$(CNSIM) run scenarios/baseline/no_cm.toml --out $(RESULTS)/no_cm --plot --force
+	$(CNSIM) run scenarios/baseline/pause.toml --out $(RESULTS)/pause --plot --force
+	$(CNSIM) plot $(RESULTS)/no_cm $(RESULTS)/pause --out $(RESULTS)/compare --force
 	@echo
 	@echo "Summaries:  $(RESULTS)/no_cm/summary.json  $(RESULTS)/pause/summary.json"
 	@echo "Tables:     $(RESULTS)/<variant>/*.parquet"
