@@ -3,7 +3,6 @@
 //! sources when room frees up.
 
 use super::{event::Event, Role, Simulator};
-use crate::engine::rng::unit_open0;
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::rate_limiter::NO_CP;
 use crate::units::Time;
@@ -66,12 +65,7 @@ impl Simulator {
         if rl.active && rl.rate >= line && (voq || rl.queue.is_empty()) {
             rl.active = false;
             rl.cpid = NO_CP;
-            rl.drift_generation += 1;
-            if let Some(s) = self.probe_src.get_mut(flow as usize) {
-                s.probing = false;
-                s.generation = s.generation.wrapping_add(1);
-                rl.probe_due = false;
-            }
+            self.scheme.limiter_removed(flow, rl);
         }
     }
 
@@ -100,7 +94,7 @@ impl Simulator {
         let node = self.flow_src_node[f] as usize;
         let rl = &self.limiters[f];
         let size = match (rl.probe_due, rl.queue.front()) {
-            (true, _) => self.e2cm.expect("probes need E2CM").probe_bytes,
+            (true, _) => self.scheme.probe_bytes(),
             (false, Some(head)) => head.size as u32,
             (false, None) => return,
         };
@@ -133,19 +127,9 @@ impl Simulator {
             rl.bytes -= frame.size as u64;
             frame.cpid = rl.cpid;
             let bytes = rl.bytes;
-            let active = rl.active;
             self.rl_occ.set(f, now, bytes);
             self.release_to_egress(node, frame);
-            if active && self.qcn.is_some() {
-                self.qcn_bytes_sent(flow, frame.size);
-            }
-            if !self.probe_src.is_empty() && self.probe_src[f].probing {
-                self.probe_src[f].bytes_since += frame.size as u64;
-                let p = self.e2cm.expect("probes need E2CM").probe_probability;
-                if unit_open0(&mut self.probe_rng[f]) <= p {
-                    self.limiters[f].probe_due = true;
-                }
-            }
+            self.cm_released(flow, frame.size);
         }
         self.rl_schedule(flow);
         self.maybe_release(flow);
@@ -205,11 +189,7 @@ impl Simulator {
         }
         match self.limiters.get(self.limiter_of(flow) as usize) {
             Some(rl) if rl.active => {
-                let cap = match (&self.bcn, &self.qcn) {
-                    (Some(p), _) => p.rl_queue,
-                    (_, Some(q)) => q.rl_queue,
-                    (None, None) => 0,
-                };
+                let cap = self.scheme.limiter_queue();
                 !self.host_stopped(node) && rl.bytes + size as u64 <= cap
             }
             _ => self.egress_has_room(node, size),

@@ -23,6 +23,9 @@ impl Simulator {
             }
         }
         self.finish_tcp();
+        for (f, c) in self.flows.iter_mut().enumerate() {
+            (c.probes_sent, c.probe_replies) = self.scheme.probe_counts(f as u32);
+        }
         self.check_conservation();
         if let Some(v) = &self.violation {
             return Err(RunError::Invariant(v.describe(sc, self.seed)));

@@ -11,18 +11,15 @@
 //! of events; the handlers live beside it by concern: `event` (the event
 //! enum and the fingerprint), `setup` (building from a scenario),
 //! `transmit` (ports and links), `switch` (reception and admission),
-//! `adapter` (hosts: sources, rate limiters, egress), `bcn`, `qcn`, `e2cm`
-//! (the schemes in the running network), `pause` (PAUSE and the watchdog),
+//! `adapter` (hosts: sources, rate limiters, egress), `cm` (the calls
+//! into the congestion-management scheme), `pause` (PAUSE and the watchdog),
 //! `tcp`, `invariants` and `finish` (result assembly).
 
-use crate::cm::bcn::{BcnParams, CongestionPoint};
-use crate::cm::e2cm::{E2cmParams, ProbePool, ProbeSink, ProbeSource};
-use crate::cm::qcn::{QcnCp, QcnParams, QcnRp};
-use crate::engine::rng::Stream;
+use crate::cm::Scheme;
 use crate::engine::EventQueue;
 use crate::flowctl::watchdog::{Watchdog, WatchdogSpec};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
-use crate::net::frame::{Frame, FrameKind, XOFF_QUANTA};
+use crate::net::frame::{Frame, XOFF_QUANTA};
 use crate::net::port::Port;
 use crate::net::rate_limiter::RateLimiter;
 use crate::net::routing::Routes;
@@ -37,14 +34,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod adapter;
-mod bcn;
 pub mod budget;
-mod e2cm;
+mod cm;
 mod event;
 mod finish;
 mod invariants;
 mod pause;
-mod qcn;
 mod setup;
 mod switch;
 mod tcp;
@@ -156,19 +151,18 @@ pub struct Simulator {
     /// Limits of this run (from `RunOptions`).
     max_events: u64,
     max_wall: Option<(std::time::Instant, std::time::Duration)>,
-    /// Congestion-notification parameters, if a scheme is configured.
-    bcn: Option<BcnParams>,
-    /// Per port: its congestion point (empty without a scheme).
-    cps: Vec<Option<CongestionPoint>>,
-    /// Per flow: its rate limiter (empty without a scheme). A flow whose
-    /// limiter is shared uses the row of `flow_rl`.
+    /// The congestion-management scheme and its state.
+    scheme: Scheme,
+    /// UDP frames are delivered at their last bit (see `send_on_link`):
+    /// false when the scheme watches what reaches destinations.
+    udp_at_last_bit: bool,
+    /// Per flow: its rate limiter (empty without a scheme or per-flow
+    /// queues). A flow whose limiter is shared uses the row of `flow_rl`.
     limiters: Vec<RateLimiter>,
     /// Per flow: the row of its limiter (itself, or with QCN's
     /// per-destination limiters the first flow of its host to the same
     /// destination). Empty when every flow has its own.
     flow_rl: Vec<u32>,
-    /// Per flow: the random stream of its reaction point (BCN(0,0) stop times).
-    rp_rng: Vec<Stream>,
     /// Per flow: host number and node of its source.
     flow_src_host: Vec<u32>,
     flow_src_node: Vec<u32>,
@@ -177,20 +171,8 @@ pub struct Simulator {
     rl_rate: BinnedLevel,
     rl_occ: BinnedLevel,
     stability: Option<StabilityWatch>,
-    /// E2CM's per-flow probe loop, if configured.
-    e2cm: Option<E2cmParams>,
-    probe_src: Vec<ProbeSource>,
-    /// Per flow, destination-based measurement only.
-    probe_sink: Vec<ProbeSink>,
-    probes: ProbePool,
-    /// Per flow: the stream deciding which released frames a probe follows.
-    probe_rng: Vec<Stream>,
     /// Per flow: host number of its destination.
     flow_dst_host: Vec<u32>,
-    /// QCN, if configured: congestion points per port, reaction points per flow.
-    qcn: Option<QcnParams>,
-    qcn_cps: Vec<Option<QcnCp>>,
-    qcn_rps: Vec<QcnRp>,
     /// Per flow: the reaction point's target rate TR (QCN only).
     rl_target: BinnedLevel,
     /// Per flow, TCP flows only (empty without TCP): parameters (MSS from
@@ -327,11 +309,7 @@ impl Simulator {
             }
             Event::Notify { slot, .. } => {
                 let frame = self.parked.remove(slot as usize);
-                match frame.kind {
-                    FrameKind::ProbeReply => self.e2cm_react(frame),
-                    FrameKind::Cnm => self.qcn_react(frame),
-                    _ => self.bcn_react(frame),
-                }
+                self.reaction_point(frame)
             }
             Event::EgressArrive { node, slot } => {
                 let frame = self.parked.remove(slot as usize);
@@ -346,12 +324,14 @@ impl Simulator {
                 }
                 self.serve_stalled(node as usize);
             }
-            Event::ProbeTimer { flow, generation } => self.probe_timer(flow, generation),
-            Event::QcnTimer { flow, generation } => self.qcn_timer(flow, generation),
+            Event::CmTimer {
+                flow,
+                generation,
+                timer,
+            } => self.cm_timer(flow, timer, generation),
             Event::TcpRto { flow } => self.tcp_rto(flow),
             Event::TcpDelAck { flow } => self.tcp_delack(flow),
             Event::RlRelease { flow } => self.rl_release(flow),
-            Event::Drift { flow, generation } => self.drift_tick(flow, generation),
         }
     }
 }

@@ -2,9 +2,11 @@
 //! the per-flow and per-port state of the configured schemes.
 
 use super::{adapter::HostState, invariants, switch::SwitchState, Role, Simulator};
-use crate::cm::bcn::CongestionPoint;
-use crate::cm::e2cm::{Measure, ProbePool, ProbeSink, ProbeSource};
-use crate::cm::qcn::{QcnCp, QcnRp};
+use crate::cm::bcn::{Bcn, CongestionPoint};
+use crate::cm::e2cm::E2cm;
+use crate::cm::qcn::{Qcn, QcnCp};
+use crate::cm::Scheme;
+use crate::engine::rng::Stream;
 use crate::engine::rng::{component_key, stream, Geometric};
 use crate::engine::EventQueue;
 use crate::flowctl::watchdog::Watchdog;
@@ -14,6 +16,7 @@ use crate::net::rate_limiter::RateLimiter;
 use crate::net::routing::{adjacency, Routes};
 use crate::results::{FlowCounters, QueueCounters, StabilityWatch};
 use crate::scenario::schema::SourceKind;
+use crate::scenario::spec::FlowSpec;
 use crate::scenario::spec::{NodeKind, Scenario};
 use crate::traffic::source::{Source, SourceParams};
 use crate::units::Time;
@@ -122,18 +125,13 @@ impl Simulator {
         let n_ports = ports.len();
         let n_flows = flow_specs.len();
         let queue_names = sc.queue_names();
-        let cps = match &sc.bcn {
-            None => Vec::new(),
-            Some(p) => (0..n_ports)
-                .map(|i| match &sc.nodes[ports[i].node as usize].kind {
-                    NodeKind::Switch(s) if s.congestion_point => Some(CongestionPoint::new(
-                        p,
-                        stream(seed, component_key("cp", &queue_names[i])),
-                    )),
-                    _ => None,
-                })
-                .collect(),
-        };
+        // Per port: the queue's name if it has a congestion point.
+        let cp_queues: Vec<Option<&str>> = (0..n_ports)
+            .map(|i| match &sc.nodes[ports[i].node as usize].kind {
+                NodeKind::Switch(s) if s.congestion_point => Some(queue_names[i].as_str()),
+                _ => None,
+            })
+            .collect();
         let any_voq = sc
             .nodes
             .iter()
@@ -196,8 +194,8 @@ impl Simulator {
             fault: invariants::Fault::None,
             max_events: u64::MAX,
             max_wall: None,
-            bcn: sc.bcn,
-            cps,
+            scheme: Scheme::None,
+            udp_at_last_bit: true,
             limiters: (0..rl_rows).map(|_| RateLimiter::default()).collect(),
             flow_rl: match sc.qcn {
                 Some(q) if q.per_destination => (0..n_flows)
@@ -209,13 +207,6 @@ impl Simulator {
                     })
                     .collect(),
                 _ => Vec::new(),
-            },
-            rp_rng: match (sc.bcn.and_then(|p| p.stop), sc.qcn) {
-                (Some(_), _) | (_, Some(_)) => flow_specs
-                    .iter()
-                    .map(|f| stream(seed, component_key("rp", &f.name)))
-                    .collect(),
-                (None, None) => Vec::new(),
             },
             flow_src_host,
             flow_src_node,
@@ -234,29 +225,7 @@ impl Simulator {
                 .stability
                 .as_ref()
                 .map(|s| StabilityWatch::new(s.queue as u32, s.threshold, s.onset)),
-            e2cm: sc.e2cm,
-            probe_src: match sc.e2cm {
-                Some(_) => vec![ProbeSource::default(); n_flows],
-                None => Vec::new(),
-            },
-            probe_sink: match sc.e2cm {
-                Some(e) if e.measure == Measure::Destination => {
-                    vec![ProbeSink::default(); n_flows]
-                }
-                _ => Vec::new(),
-            },
-            probes: ProbePool::default(),
-            probe_rng: match sc.e2cm {
-                Some(_) => flow_specs
-                    .iter()
-                    .map(|f| stream(seed, component_key("probe", &f.name)))
-                    .collect(),
-                None => Vec::new(),
-            },
             flow_dst_host,
-            qcn: sc.qcn,
-            qcn_cps: Vec::new(),
-            qcn_rps: Vec::new(),
             rl_target: BinnedLevel::new(if sc.qcn.is_some() { n_flows } else { 0 }, n_bins, sc.bin),
             flow_tcp: Vec::new(),
             tcp_params: Vec::new(),
@@ -270,23 +239,13 @@ impl Simulator {
             tcp_retx: BinnedSum::new(0, n_bins, sc.bin),
             tcp_timeouts: BinnedSum::new(0, n_bins, sc.bin),
         };
-        if let Some(p) = sc.qcn {
-            for f in 0..n_flows {
-                let line = sim.line_rate(f as u32);
+        let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
+        sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);
+        sim.udp_at_last_bit = !sim.scheme.watches_destinations();
+        if sc.qcn.is_some() {
+            for (f, &line) in lines.iter().enumerate() {
                 sim.rl_target.set(f, Time::ZERO, line as u64);
             }
-            sim.qcn_cps = (0..n_ports)
-                .map(|i| match &sc.nodes[sim.ports[i].node as usize].kind {
-                    NodeKind::Switch(s) if s.congestion_point => Some(QcnCp::new(
-                        &p,
-                        stream(seed, component_key("cp", &queue_names[i])),
-                    )),
-                    _ => None,
-                })
-                .collect();
-            sim.qcn_rps = (0..n_flows)
-                .map(|f| QcnRp::new(sim.line_rate(f as u32)))
-                .collect();
         }
         if let Some(tp) = sc.tcp {
             sim.init_tcp(sc, &flow_specs, tp, n_bins);
@@ -298,4 +257,44 @@ impl Simulator {
         }
         sim
     }
+}
+
+/// The scheme the scenario configures, with its state: congestion points
+/// on the queues named in `cp_queues`, reaction points for the flows
+/// (`lines`: each flow's line rate, bit/s), each with its random stream.
+fn scheme(
+    sc: &Scenario,
+    seed: u64,
+    cp_queues: &[Option<&str>],
+    flows: &[FlowSpec],
+    lines: &[f64],
+) -> Scheme {
+    let cp_stream = |queue: &str| stream(seed, component_key("cp", queue));
+    let flow_streams = |kind: &str| -> Vec<Stream> {
+        flows
+            .iter()
+            .map(|f| stream(seed, component_key(kind, &f.name)))
+            .collect()
+    };
+    if let Some(p) = sc.bcn {
+        let cps = cp_queues
+            .iter()
+            .map(|q| q.map(|queue| CongestionPoint::new(&p, cp_stream(queue))))
+            .collect();
+        // Only BCN(0,0) draws at the reaction point.
+        let rp_rng = match p.stop {
+            Some(_) => flow_streams("rp"),
+            None => Vec::new(),
+        };
+        let e2cm = sc.e2cm.map(|e| E2cm::new(e, flow_streams("probe")));
+        return Scheme::Bcn(Bcn::new(p, cps, rp_rng, e2cm));
+    }
+    if let Some(q) = sc.qcn {
+        let cps = cp_queues
+            .iter()
+            .map(|c| c.map(|queue| QcnCp::new(&q, cp_stream(queue))))
+            .collect();
+        return Scheme::Qcn(Qcn::new(q, cps, lines, flow_streams("rp")));
+    }
+    Scheme::None
 }

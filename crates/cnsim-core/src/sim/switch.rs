@@ -23,11 +23,7 @@ impl Simulator {
                     FrameKind::Data if self.is_tcp(frame.flow) => self.tcp_segment(node, frame),
                     FrameKind::Ack => self.tcp_ack(frame),
                     FrameKind::Data => self.deliver_udp(node, frame, now),
-                    FrameKind::Probe => self.reflect_probe(node, frame),
-                    _ => {
-                        let at = now + h.response_time;
-                        self.schedule_notify(at, frame);
-                    }
+                    _ => self.control_at_host(node, frame),
                 }
                 return;
             }
@@ -53,11 +49,7 @@ impl Simulator {
         #[cfg(test)]
         let fits = fits || self.fault == super::invariants::Fault::IgnoreBuffer(out);
         if frame.is_data() {
-            if !self.cps.is_empty() {
-                self.congestion_point(node, port, out, &frame);
-            } else if !self.qcn_cps.is_empty() {
-                self.qcn_point(node, port, out, &frame);
-            }
+            self.congestion_point(node, port, out, &frame);
         }
         if !fits {
             let q = &mut self.queues[out as usize];
@@ -72,9 +64,7 @@ impl Simulator {
                 }
             } else {
                 q.cn_dropped += 1;
-                if frame.kind == FrameKind::Probe {
-                    self.probes.give_back(frame.cpid);
-                }
+                self.scheme.message_dropped(&frame);
             }
             return;
         }
@@ -116,12 +106,7 @@ impl Simulator {
 
     /// Control frames of this kind travel in the expedited class.
     pub(super) fn is_expedited(&self, kind: FrameKind) -> bool {
-        match kind {
-            FrameKind::Bcn | FrameKind::BcnStop => self.bcn.is_some_and(|p| p.expedite),
-            FrameKind::ProbeReply => self.e2cm.is_some_and(|e| e.expedite),
-            FrameKind::Cnm => self.qcn.is_some_and(|q| q.expedite),
-            FrameKind::Data | FrameKind::Probe | FrameKind::Ack => false,
-        }
+        self.scheme.expedites(kind)
     }
 
     /// Record a queue's new occupancy (series and time to stability).

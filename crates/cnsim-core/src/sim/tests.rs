@@ -2,6 +2,7 @@
 //! injected as events so their times and contents are exact.
 
 use super::*;
+use crate::net::frame::FrameKind;
 use crate::net::rate_limiter::NO_CP;
 use crate::scenario::{load, Format};
 

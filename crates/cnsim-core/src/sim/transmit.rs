@@ -144,7 +144,7 @@ impl Simulator {
         if self.to_host[pi]
             && frame.kind == FrameKind::Data
             && at < self.end
-            && self.probe_sink.is_empty()
+            && self.udp_at_last_bit
             && !self.is_tcp(frame.flow)
         {
             let node = self.ports[peer as usize].node as usize;
@@ -165,9 +165,7 @@ impl Simulator {
         }
         self.check_delivery(node, frame.flow, frame.aux);
         self.flow_rx.add(f, at, frame.size as u64);
-        if !self.probe_sink.is_empty() {
-            self.probe_sink[f].rx_bytes += frame.size as u64;
-        }
+        self.scheme.delivered(frame.flow, frame.size);
     }
 
     /// `frame` takes effect at its flow's source at `at`.
