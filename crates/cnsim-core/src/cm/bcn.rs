@@ -8,7 +8,7 @@
 //! Gd = 2.6e-4 then halves a rate, Gi = 0.53 adds about C/10.
 
 use super::e2cm::E2cm;
-use super::{CmTimer, Message, Reaction, Rp, Sign, TimerRequest};
+use super::{Arrival, CmTimer, Message, Notice, Reaction, Rp, Sign, TimerRequest};
 use crate::engine::rng::{unit_open0, Stream};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::rate_limiter::RateLimiter;
@@ -235,31 +235,24 @@ impl Bcn {
     }
 
     #[inline]
-    pub(super) fn congestion_point(
-        &mut self,
-        out: u32,
-        frame: &Frame,
-        queue: u64,
-    ) -> Option<(Sign, Message)> {
+    pub(super) fn congestion_point(&mut self, a: Arrival) -> Option<Notice> {
         let p = &self.params;
-        let cp = self.cps[out as usize].as_mut()?;
-        if !cp.sample(p, frame.size as u32) {
+        let cp = self.cps[a.out as usize].as_mut()?;
+        if !cp.sample(p, a.frame.size as u32) {
             return None;
         }
-        let (sign, kind, aux) = match cp.feedback(p, queue, frame.cpid == out)? {
+        let (sign, kind, fb) = match cp.feedback(p, a.queue, a.frame.cpid == a.out)? {
             Feedback::Stop => (Sign::Stop, FrameKind::BcnStop, 0),
-            Feedback::Rate(v) if v < 0 => (Sign::Negative, FrameKind::Bcn, v as u32),
-            Feedback::Rate(v) => (Sign::Positive, FrameKind::Bcn, v as u32),
+            Feedback::Rate(v) if v < 0 => (Sign::Negative, FrameKind::Bcn, v),
+            Feedback::Rate(v) => (Sign::Positive, FrameKind::Bcn, v),
         };
-        Some((
+        Some(Notice::new(
             sign,
-            Message {
-                kind,
-                bytes: p.message_bytes as u16,
-                cpid: out,
-                aux,
-                qfb: 0,
-            },
+            kind,
+            p.message_bytes,
+            a.out,
+            fb as u32,
+            0,
         ))
     }
 

@@ -93,6 +93,37 @@ pub struct Message {
     pub qfb: u8,
 }
 
+/// A data frame arriving at switch output `out`, which holds `queue` bytes.
+#[derive(Clone, Copy)]
+pub struct Arrival<'a> {
+    pub out: u32,
+    pub frame: &'a Frame,
+    pub queue: u64,
+}
+
+/// A congestion point's message to the source of the frame it sampled,
+/// and how its queue counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub sign: Sign,
+    pub message: Message,
+}
+
+impl Notice {
+    /// A message of `kind` and `bytes` from the congestion point `cpid`.
+    fn new(sign: Sign, kind: FrameKind, bytes: u32, cpid: u32, aux: u32, qfb: u8) -> Notice {
+        let bytes = bytes as u16;
+        let message = Message {
+            kind,
+            bytes,
+            cpid,
+            aux,
+            qfb,
+        };
+        Notice { sign, message }
+    }
+}
+
 /// Where a reaction-point hook acts: the flow's limiter (row `row`), the
 /// time and the line rate of the flow's source in bit/s.
 pub struct Rp<'a> {
@@ -103,20 +134,15 @@ pub struct Rp<'a> {
 }
 
 impl Scheme {
-    /// A data frame arrives at switch output `out`, which holds `queue`
-    /// bytes (before admission: sampling counts frames that are then
-    /// dropped): the congestion point's message to the frame's source, if any.
+    /// A data frame arrives at a switch output queue (before admission:
+    /// sampling counts frames that are then dropped): the congestion
+    /// point's message to the frame's source, if any.
     #[inline]
-    pub fn congestion_point(
-        &mut self,
-        out: u32,
-        frame: &Frame,
-        queue: u64,
-    ) -> Option<(Sign, Message)> {
+    pub fn congestion_point(&mut self, a: Arrival) -> Option<Notice> {
         match self {
             Scheme::None => None,
-            Scheme::Bcn(s) => s.congestion_point(out, frame, queue),
-            Scheme::Qcn(s) => s.congestion_point(out, frame, queue),
+            Scheme::Bcn(s) => s.congestion_point(a),
+            Scheme::Qcn(s) => s.congestion_point(a),
         }
     }
 

@@ -8,7 +8,7 @@
 //! (1 − j/2, 1 + j/2]·x. With `j = 0` the factor is exactly 1 and no number
 //! is drawn.
 
-use super::{CmTimer, Message, Reaction, Rp, Sign, TimerRequest};
+use super::{Arrival, CmTimer, Notice, Reaction, Rp, Sign, TimerRequest};
 use crate::engine::rng::{unit_open0, Stream};
 use crate::net::frame::{Frame, FrameKind};
 use crate::units::Time;
@@ -397,25 +397,19 @@ impl Qcn {
     }
 
     #[inline]
-    pub(super) fn congestion_point(
-        &mut self,
-        out: u32,
-        frame: &Frame,
-        queue: u64,
-    ) -> Option<(Sign, Message)> {
+    pub(super) fn congestion_point(&mut self, a: Arrival) -> Option<Notice> {
         let p = &self.params;
-        let cnm = self.cps[out as usize]
-            .as_mut()?
-            .arrive(p, frame.size as u32, queue)?;
-        Some((
+        let cp = self.cps[a.out as usize].as_mut()?;
+        let cnm = cp.arrive(p, a.frame.size as u32, a.queue)?;
+        let offsets = Frame::pack_offsets(cnm.qoff, cnm.qdelta);
+        let (kind, bytes) = (FrameKind::Cnm, p.message_bytes);
+        Some(Notice::new(
             Sign::Negative,
-            Message {
-                kind: FrameKind::Cnm,
-                bytes: p.message_bytes as u16,
-                cpid: out,
-                aux: Frame::pack_offsets(cnm.qoff, cnm.qdelta),
-                qfb: cnm.qfb,
-            },
+            kind,
+            bytes,
+            a.out,
+            offsets,
+            cnm.qfb,
         ))
     }
 

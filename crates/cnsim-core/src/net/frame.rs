@@ -76,13 +76,6 @@ impl Frame {
 // Frames ride inside events: keep them within half a cache line.
 const _: () = assert!(std::mem::size_of::<Frame>() == 32);
 
-/// A PAUSE frame is a minimum-size MAC control frame.
-pub const PAUSE_FRAME_BYTES: u64 = 64;
-/// One pause quantum is 512 bit times.
-pub const PAUSE_QUANTUM_BITS: u64 = 512;
-/// XOFF advertises the largest pause time.
-pub const XOFF_QUANTA: u16 = 0xFFFF;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 //! knows which scheme runs.
 
 use super::{event::Event, Role, Simulator};
-use crate::cm::{CmTimer, Message, Reaction, Rp, Scheme, Sign};
+use crate::cm::{Arrival, CmTimer, Message, Notice, Reaction, Rp, Scheme, Sign};
 use crate::net::frame::Frame;
 
 impl Simulator {
@@ -13,7 +13,8 @@ impl Simulator {
     #[inline]
     pub(super) fn congestion_point(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) {
         let queue = self.ports[out as usize].occupancy;
-        let Some((sign, m)) = self.scheme.congestion_point(out, frame, queue) else {
+        let arrival = Arrival { out, frame, queue };
+        let Some(Notice { sign, message: m }) = self.scheme.congestion_point(arrival) else {
             return;
         };
         let q = &mut self.queues[out as usize];

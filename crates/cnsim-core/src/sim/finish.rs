@@ -38,9 +38,9 @@ impl Simulator {
         }
         for (i, p) in self.ports.iter().enumerate() {
             let q = &mut self.queues[i];
-            q.pause_frames_sent = p.pause_out.frames_sent;
-            q.xoff_sent = p.pause_out.xoff_sent;
-            q.paused_time = p.pause_in.paused_time(end);
+            q.pause_frames_sent = p.pause.sender.frames_sent;
+            q.xoff_sent = p.pause.sender.xoff_sent;
+            q.paused_time = p.pause.receiver.paused_time(end);
         }
         let occ_mean = self.queue_occ.finish(end);
         let rl_rate_mean = self.rl_rate.finish(end);

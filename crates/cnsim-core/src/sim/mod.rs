@@ -19,7 +19,7 @@ use crate::cm::Scheme;
 use crate::engine::EventQueue;
 use crate::flowctl::watchdog::{Watchdog, WatchdogSpec};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
-use crate::net::frame::{Frame, XOFF_QUANTA};
+use crate::net::frame::Frame;
 use crate::net::port::Port;
 use crate::net::rate_limiter::RateLimiter;
 use crate::net::routing::Routes;
@@ -284,20 +284,8 @@ impl Simulator {
                 self.arrive(port, frame)
             }
             Event::PauseRx { port, quanta } => self.pause_rx(port, quanta),
-            Event::PauseExpire { port, generation } => {
-                if self.ports[port as usize]
-                    .pause_in
-                    .expire(self.now, generation)
-                {
-                    self.try_start(port);
-                }
-            }
-            Event::PauseRefresh { port, generation } => {
-                let p = &self.ports[port as usize];
-                if p.pause_out.generation == generation && p.pause_out.holding() {
-                    self.send_pause(port, XOFF_QUANTA);
-                }
-            }
+            Event::PauseExpire { port, generation } => self.pause_expire(port, generation),
+            Event::PauseRefresh { port, generation } => self.pause_refresh(port, generation),
             Event::SourceFire { source } => {
                 self.sources[source as usize].produce();
                 if self.source_transport(source) == Transport::Tcp {

@@ -87,8 +87,7 @@ impl Simulator {
         let q = &mut self.queues[out as usize];
         q.max_occupancy = q.max_occupancy.max(occ);
         self.occupancy_changed(out as usize, occ);
-        self.output_pause_check(node, out);
-        self.input_pause_check(node, port);
+        self.pause_check(node, out, port);
         self.try_start(out);
     }
 

@@ -1,9 +1,9 @@
 //! Transmitters and links: starting and ending transmissions, handing
 //! frames to the link and to the receiving port.
 
-use super::{event::Event, switch::SwitchState, Role, Simulator};
-use crate::flowctl::pause::pause_duration;
-use crate::net::frame::{Frame, FrameKind, PAUSE_FRAME_BYTES};
+use super::{event::Event, Role, Simulator};
+use crate::flowctl::pause::PAUSE_FRAME_BYTES;
+use crate::net::frame::{Frame, FrameKind};
 use crate::net::port::TxState;
 use crate::units::Time;
 
@@ -29,14 +29,14 @@ impl Simulator {
     pub(super) fn start_idle(&mut self, port: u32) {
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        if let Some(q) = p.ctrl_pending.take() {
+        if let Some(q) = p.pause.pending.take() {
             p.tx = TxState::Pause(q);
             let done = now + p.rate.tx_time(PAUSE_FRAME_BYTES);
             self.events.schedule(done, Event::TxDone { port });
             return;
         }
         #[allow(unused_mut)]
-        let mut hold = p.pause_in.paused;
+        let mut hold = p.pause.paused();
         #[cfg(test)]
         if self.fault == super::invariants::Fault::IgnorePause {
             hold = false;
@@ -64,31 +64,7 @@ impl Simulator {
         let tx = std::mem::replace(&mut self.ports[pi].tx, TxState::Idle);
         self.frame_hops += 1;
         match tx {
-            TxState::Pause(quanta) => {
-                let peer = self.ports[pi].peer;
-                self.events.schedule(
-                    now + self.pause_to_peer[pi],
-                    Event::PauseRx { port: peer, quanta },
-                );
-                let p = &mut self.ports[pi];
-                p.pause_out.frames_sent += 1;
-                if quanta > 0 {
-                    p.pause_out.xoff_sent += 1;
-                    self.queue_xoff.add(pi, now, 1);
-                    let node = p.node as usize;
-                    if let Role::Switch(SwitchState {
-                        pause: Some(ps), ..
-                    }) = &self.roles[node]
-                    {
-                        if ps.refresh {
-                            let half = Time(pause_duration(quanta, p.rate).0 / 2);
-                            let generation = p.pause_out.generation;
-                            self.events
-                                .schedule(now + half, Event::PauseRefresh { port, generation });
-                        }
-                    }
-                }
-            }
+            TxState::Pause(quanta) => self.pause_sent(port, quanta),
             TxState::Data => {
                 let p = &mut self.ports[pi];
                 let frame = p.queue.pop_front().expect("a frame is on the wire");
@@ -105,8 +81,7 @@ impl Simulator {
                     Role::Switch(_) => {
                         let inp = &mut self.ports[frame.in_port as usize].input_occupancy;
                         *inp = inp.saturating_sub(frame.size as u64);
-                        self.output_pause_check(node, port);
-                        self.input_pause_check(node, frame.in_port);
+                        self.pause_check(node, port, frame.in_port);
                     }
                     Role::Host(_) => self.host_dequeued(node),
                 }
