@@ -246,14 +246,8 @@ impl Bcn {
             Feedback::Rate(v) if v < 0 => (Sign::Negative, FrameKind::Bcn, v),
             Feedback::Rate(v) => (Sign::Positive, FrameKind::Bcn, v),
         };
-        Some(Notice::new(
-            sign,
-            kind,
-            p.message_bytes,
-            a.out,
-            fb as u32,
-            0,
-        ))
+        let aux = Frame::pack_fb(fb);
+        Some(Notice::new(sign, kind, p.message_bytes, a.out, aux, 0))
     }
 
     /// A BCN message (or, with E2CM, a reflected probe) reaches the flow's

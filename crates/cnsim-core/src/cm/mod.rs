@@ -134,6 +134,12 @@ pub struct Rp<'a> {
 }
 
 impl Scheme {
+    /// The scheme has congestion points (`congestion_point` may answer).
+    #[inline]
+    pub fn has_congestion_points(&self) -> bool {
+        !matches!(self, Scheme::None)
+    }
+
     /// A data frame arrives at a switch output queue (before admission:
     /// sampling counts frames that are then dropped): the congestion
     /// point's message to the frame's source, if any.

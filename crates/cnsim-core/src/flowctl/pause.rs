@@ -212,6 +212,37 @@ mod tests {
     }
 
     #[test]
+    fn an_output_holds_at_xoff_and_releases_at_xon_once_each() {
+        let mut p = PortPause::default();
+        let (xoff, xon) = (100, 80);
+        assert_eq!(p.output_crossing(99, xoff, xon), None);
+        assert_eq!(p.output_crossing(100, xoff, xon), Some(true));
+        assert_eq!(p.output_crossing(120, xoff, xon), None);
+        assert_eq!(p.output_crossing(81, xoff, xon), None);
+        assert_eq!(p.output_crossing(80, xoff, xon), Some(false));
+        assert_eq!(p.output_crossing(0, xoff, xon), None);
+    }
+
+    #[test]
+    fn an_input_sends_xoff_at_xoff_and_xon_at_xon() {
+        let mut p = PortPause::default();
+        let (xoff, xon) = (100, 80);
+        assert_eq!(p.input_crossing(100, xoff, xon), Some(PauseCommand::Xoff));
+        assert_eq!(p.input_crossing(90, xoff, xon), None);
+        assert_eq!(p.input_crossing(80, xoff, xon), Some(PauseCommand::Xon));
+        assert!(!p.sender.holding());
+    }
+
+    #[test]
+    fn a_port_held_for_two_outputs_is_released_by_the_second() {
+        let mut p = PortPause::default();
+        assert_eq!(p.hold_upstream(true), Some(PauseCommand::Xoff));
+        assert_eq!(p.hold_upstream(true), None);
+        assert_eq!(p.hold_upstream(false), None);
+        assert_eq!(p.hold_upstream(false), Some(PauseCommand::Xon));
+    }
+
+    #[test]
     fn new_pause_replaces_the_timer_and_stale_expiry_is_ignored() {
         let r10 = Rate::gbps(10);
         let mut r = PauseReceiver::default();

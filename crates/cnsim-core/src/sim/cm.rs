@@ -9,8 +9,8 @@ use crate::net::frame::Frame;
 impl Simulator {
     /// A data frame arrives at output `out` of switch `node` on input `inp`
     /// (before admission: sampling counts frames that are then dropped):
-    /// the congestion point may notify the frame's source.
-    #[inline]
+    /// the congestion point may notify the frame's source. Out of line:
+    /// the caller tests `has_congestion_points` first.
     pub(super) fn congestion_point(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) {
         let queue = self.ports[out as usize].occupancy;
         let arrival = Arrival { out, frame, queue };

@@ -48,7 +48,7 @@ impl Simulator {
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
         #[cfg(test)]
         let fits = fits || self.fault == super::invariants::Fault::IgnoreBuffer(out);
-        if frame.is_data() {
+        if frame.is_data() && self.scheme.has_congestion_points() {
             self.congestion_point(node, port, out, &frame);
         }
         if !fits {

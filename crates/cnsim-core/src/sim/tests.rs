@@ -70,7 +70,7 @@ fn notification_delay(expedite: bool) -> Time {
         dst_host: h2.host_number,
         in_port: 1,
         cpid: 2,
-        aux: -100i32 as u32,
+        aux: Frame::pack_fb(-100),
         kind: FrameKind::Bcn,
         qfb: 0,
     };
@@ -103,7 +103,7 @@ fn notify(s: &mut Simulator, at: Time, kind: FrameKind, fb: i16, cpid: u32) {
         dst_host: 0,
         in_port: 0,
         cpid,
-        aux: fb as i32 as u32,
+        aux: Frame::pack_fb(fb as i32),
         kind,
         qfb: 0,
     };

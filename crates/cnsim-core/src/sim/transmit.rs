@@ -138,7 +138,7 @@ impl Simulator {
         if self.fault == super::invariants::Fault::DeliverTwice {
             self.flows[f].deliver(at, frame.created, frame.size as u64);
         }
-        self.check_delivery(node, frame.flow, frame.aux);
+        self.check_delivery(node, frame.flow, frame.udp_seq());
         self.flow_rx.add(f, at, frame.size as u64);
         self.scheme.delivered(frame.flow, frame.size);
     }
