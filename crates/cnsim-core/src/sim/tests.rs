@@ -14,21 +14,39 @@ fn sim(bcn_extra: &str) -> Simulator {
 
 /// The same, with extra keys for H2.
 fn sim_with(h2_extra: &str, bcn_extra: &str) -> Simulator {
+    let bcn = format!("[bcn]\nsample_interval = \"1000MB\"\n{bcn_extra}");
+    let h1 = r#"response_time = "2us""#;
+    let sc = line_of_three(
+        "rp.toml",
+        "10ms",
+        ["", h1, h2_extra, r#"slot_offset = "0ns""#, &bcn],
+    );
+    let mut s = Simulator::new(&sc, 1);
+    s.start_sources();
+    s
+}
+
+/// H1 -- SW -- H2 at 10 Gb/s (0.5 us links, 1 us switch latency), H1
+/// offering 90% of the line rate to H2 for `duration`. `extra` adds keys
+/// to SW, H1, H2 and the source, then whole sections.
+fn line_of_three(name: &str, duration: &str, extra: [&str; 5]) -> Scenario {
+    let [sw, h1, h2, source, sections] = extra;
     let text = format!(
         r#"
-duration = "10ms"
+duration = "{duration}"
 [defaults.link]
 rate = "10Gbps"
 delay = "0.5us"
 [[switches]]
 name = "SW"
 latency = "1us"
+{sw}
 [[hosts]]
 name = "H1"
-response_time = "2us"
+{h1}
 [[hosts]]
 name = "H2"
-{h2_extra}
+{h2}
 [[links]]
 between = ["H1", "SW"]
 [[links]]
@@ -37,16 +55,11 @@ between = ["SW", "H2"]
 host = "H1"
 to = "H2"
 load = 0.9
-slot_offset = "0ns"
-[bcn]
-sample_interval = "1000MB"
-{bcn_extra}
+{source}
+{sections}
 "#
     );
-    let sc = load(&text, "rp.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
-    let mut s = Simulator::new(&sc, 1);
-    s.start_sources();
-    s
+    load(&text, name, Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A notification handed to the switch at `t0`, addressed to H2 whose
@@ -220,34 +233,9 @@ fn faulty(
     fault: invariants::Fault,
     no_checks: bool,
 ) -> Result<RunResult, RunError> {
-    let text = format!(
-        r#"
-duration = "5ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "0.5us"
-[[switches]]
-name = "SW"
-latency = "1us"
-buffer = "150KB"
-{switch_extra}
-[[hosts]]
-name = "H1"
-[[hosts]]
-name = "H2"
-service = {{ rate = "1Gbps" }}
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["SW", "H2"]
-[[sources]]
-host = "H1"
-to = "H2"
-load = 0.9
-{extra}
-"#
-    );
-    let sc = load(&text, "fault.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let sw = format!("buffer = \"150KB\"\n{switch_extra}");
+    let h2 = r#"service = { rate = "1Gbps" }"#;
+    let sc = line_of_three("fault.toml", "5ms", [&sw, "", h2, "", extra]);
     let mut s = Simulator::new(&sc, 1);
     s.fault = fault;
     let opts = RunOptions {
