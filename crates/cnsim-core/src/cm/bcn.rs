@@ -354,6 +354,11 @@ impl Bcn {
         r
     }
 
+    /// Only E2CM's probe loop counts released frames.
+    pub(super) fn watches_releases(&self) -> bool {
+        self.e2cm.is_some()
+    }
+
     #[inline]
     pub(super) fn released(&mut self, bytes: u16, rp: Rp) -> Reaction {
         if let Some(e) = &mut self.e2cm {

@@ -21,6 +21,9 @@ use crate::net::rate_limiter::RateLimiter;
 use crate::units::Time;
 
 /// The congestion-management scheme of a run, with all its state.
+// One per run, held in place: boxing the large variants would put an
+// indirection on the per-frame path.
+#[allow(clippy::large_enum_variant)]
 pub enum Scheme {
     None,
     /// BCN and its variants; with a probe loop, E2CM.
@@ -158,6 +161,17 @@ impl Scheme {
             Scheme::None => unreachable!("notifications need a scheme"),
             Scheme::Bcn(s) => s.react(message, rp),
             Scheme::Qcn(s) => s.react(message, rp),
+        }
+    }
+
+    /// `released` has work to do (QCN's byte counter, E2CM's probes): the
+    /// engine skips the call, and the line rate it needs, otherwise.
+    #[inline]
+    pub fn watches_releases(&self) -> bool {
+        match self {
+            Scheme::None => false,
+            Scheme::Bcn(s) => s.watches_releases(),
+            Scheme::Qcn(_) => true,
         }
     }
 

@@ -90,7 +90,7 @@ impl Simulator {
     /// The limiter of `row` released a data frame of `bytes`.
     #[inline]
     pub(super) fn cm_released(&mut self, row: u32, bytes: u16) {
-        if matches!(self.scheme, Scheme::None) {
+        if !self.scheme.watches_releases() {
             return;
         }
         let r = self.with_rp(row, |s, rp| s.released(bytes, rp));
