@@ -11,6 +11,10 @@
 //! reconstruction (no public description was found); see docs/decisions.md.
 
 use super::bcn::{self, BcnParams};
+use super::{CmTimer, Message, Reaction, Rp, TimerRequest};
+use crate::engine::rng::{unit_open0, Stream};
+use crate::net::frame::{Frame, FrameKind};
+use crate::net::rate_limiter::RateLimiter;
 use crate::units::Time;
 use serde::Serialize;
 
@@ -109,7 +113,10 @@ pub struct ProbeSource {
     /// Invalidates pending timers when probing stops.
     pub generation: u32,
     pub probes_sent: u64,
+    /// Replies used by the loop (while probing).
     pub replies: u64,
+    /// Reflected probes back at the source, probing or not.
+    pub returned: u64,
 }
 
 /// Destination half (destination-based measurement only).
@@ -176,6 +183,188 @@ impl ProbeSource {
         let fb = bcn::feedback_value(p, q, self.q_prev);
         self.q_prev = bcn::pages(q);
         fb
+    }
+}
+
+/// E2CM's probe loop in a running network: per flow its source half, its
+/// destination half (destination-based measurement only, else empty) and
+/// the stream deciding which released frames a probe follows; the records
+/// of the probes in flight.
+pub struct E2cm {
+    pub params: E2cmParams,
+    src: Vec<ProbeSource>,
+    sink: Vec<ProbeSink>,
+    probes: ProbePool,
+    rng: Vec<Stream>,
+}
+
+impl E2cm {
+    /// One probe loop per flow, each with its stream.
+    pub fn new(params: E2cmParams, rng: Vec<Stream>) -> E2cm {
+        let n = rng.len();
+        E2cm {
+            params,
+            src: vec![ProbeSource::default(); n],
+            sink: match params.measure {
+                Measure::Destination => vec![ProbeSink::default(); n],
+                Measure::Source => Vec::new(),
+            },
+            probes: ProbePool::default(),
+            rng,
+        }
+    }
+
+    /// A rate limiter was just installed: the flow starts probing its path.
+    pub(super) fn start_probing(&mut self, flow: u32, now: Time) -> TimerRequest {
+        let s = &mut self.src[flow as usize];
+        s.probing = true;
+        s.bytes_since = 0;
+        s.last_probe = now;
+        s.last_t_dst = None;
+        s.q_prev = 0;
+        s.generation = s.generation.wrapping_add(1);
+        TimerRequest {
+            timer: CmTimer::Probe,
+            at: now + self.params.probe_max_interval,
+            generation: s.generation,
+        }
+    }
+
+    /// The limiter was removed: probing stops.
+    pub(super) fn stop_probing(&mut self, flow: u32, rl: &mut RateLimiter) {
+        let s = &mut self.src[flow as usize];
+        s.probing = false;
+        s.generation = s.generation.wrapping_add(1);
+        rl.probe_due = false;
+    }
+
+    /// The flow's limiter released a data frame: a probe follows it with
+    /// the configured probability.
+    #[inline]
+    pub(super) fn released(&mut self, bytes: u16, rp: Rp) {
+        let f = rp.row as usize;
+        if self.src[f].probing {
+            self.src[f].bytes_since += bytes as u64;
+            if unit_open0(&mut self.rng[f]) <= self.params.probe_probability {
+                rp.limiter.probe_due = true;
+            }
+        }
+    }
+
+    /// The probe sent now behind the flow's frames.
+    pub(super) fn probe(&mut self, flow: u32, now: Time) -> Message {
+        let s = &mut self.src[flow as usize];
+        let record = self.probes.take(ProbeRecord {
+            flow,
+            t_src: now,
+            bytes: s.bytes_since,
+            ..Default::default()
+        });
+        s.bytes_since = 0;
+        s.last_probe = now;
+        s.probes_sent += 1;
+        Message {
+            kind: FrameKind::Probe,
+            bytes: self.params.probe_bytes as u16,
+            cpid: record,
+            aux: 0,
+            qfb: 0,
+        }
+    }
+
+    /// A probing flow checks whether its longest probe interval has passed.
+    pub(super) fn timer(&mut self, generation: u32, rp: Rp) -> Reaction {
+        let s = &self.src[rp.row as usize];
+        if !s.probing || s.generation != generation {
+            return Reaction::default();
+        }
+        let interval = self.params.probe_max_interval;
+        let due = s.last_probe + interval;
+        let wake = rp.now >= due;
+        if wake {
+            rp.limiter.probe_due = true;
+        }
+        let at = if wake { rp.now + interval } else { due };
+        Reaction {
+            wake,
+            timers: [
+                Some(TimerRequest {
+                    timer: CmTimer::Probe,
+                    at,
+                    generation,
+                }),
+                None,
+            ],
+            ..Reaction::default()
+        }
+    }
+
+    /// The destination stamps the probe (and measures, in destination
+    /// mode) and returns it to the source: the reply and whether it is
+    /// expedited.
+    pub(super) fn reflect(&mut self, probe: &Frame, now: Time) -> (Message, bool) {
+        let rec = self.probes.get_mut(probe.cpid);
+        rec.t_dst = now;
+        if let Some(sink) = self.sink.get_mut(probe.flow as usize) {
+            let (rate, excess) = sink.on_probe(now, rec.t_src);
+            rec.rx_rate = rate;
+            rec.fwd_excess = excess;
+        }
+        let reply = Message {
+            kind: FrameKind::ProbeReply,
+            bytes: self.params.probe_bytes as u16,
+            cpid: probe.cpid,
+            aux: 0,
+            qfb: 0,
+        };
+        (reply, self.params.expedite)
+    }
+
+    /// A reflected probe is back: the flow's own loop adjusts its limiter.
+    pub(super) fn react(&mut self, reply: &Frame, rp: Rp) -> Reaction {
+        let record = *self.probes.get(reply.cpid);
+        self.probes.give_back(reply.cpid);
+        let s = &mut self.src[reply.flow as usize];
+        s.returned += 1;
+        if !s.probing {
+            // The limiter was released while this probe was out.
+            return Reaction::default();
+        }
+        let Some(q) = s.on_reply(self.params.measure, rp.now, &record) else {
+            return Reaction::default();
+        };
+        let fb = s.feedback(&self.params.control, q);
+        let rl = rp.limiter;
+        if fb == 0 || !rl.active {
+            return Reaction::default();
+        }
+        rl.rate = bcn::react(&self.params.control, rl.rate, fb, rp.line);
+        Reaction::rate_changed()
+    }
+
+    /// Destination mode measures the flow's data at its destination.
+    pub(super) fn watches_destinations(&self) -> bool {
+        !self.sink.is_empty()
+    }
+
+    #[inline]
+    pub(super) fn delivered(&mut self, flow: u32, bytes: u16) {
+        if let Some(sink) = self.sink.get_mut(flow as usize) {
+            sink.rx_bytes += bytes as u64;
+        }
+    }
+
+    /// A probe lost in the network frees its record.
+    pub(super) fn dropped(&mut self, frame: &Frame) {
+        if frame.kind == FrameKind::Probe {
+            self.probes.give_back(frame.cpid);
+        }
+    }
+
+    /// Probes sent and reflected probes back, of `flow`.
+    pub(super) fn counts(&self, flow: u32) -> (u64, u64) {
+        let s = &self.src[flow as usize];
+        (s.probes_sent, s.returned)
     }
 }
 

@@ -1,8 +1,279 @@
 //! Congestion management: one module per scheme. Each module holds the
-//! scheme's parameters, its congestion-point half (on switch output queues)
-//! and its reaction-point arithmetic (on the adapter's rate limiters, see
-//! `net::rate_limiter`).
+//! scheme's parameters, its congestion-point half (on switch output queues),
+//! its reaction-point arithmetic (on the adapter's rate limiters, see
+//! `net::rate_limiter`) and the scheme's state in a running network.
+//!
+//! The engine knows schemes only through `Scheme` and its hooks, each
+//! called from one place: a data frame's arrival at a switch output queue
+//! (`congestion_point`), a notification's arrival at its flow's source
+//! (`reaction_point`), a limiter's release of a frame (`released`), a
+//! scheme timer (`timer`) and a frame's arrival at its destination host
+//! (`at_destination`). Hooks change the flow's limiter in place and say in
+//! a `Reaction` or a `Message` what else the engine has to do. The per-frame
+//! hooks are a `match` on the enum: no dynamic dispatch.
 
 pub mod bcn;
 pub mod e2cm;
 pub mod qcn;
+
+use crate::net::frame::{Frame, FrameKind};
+use crate::net::rate_limiter::RateLimiter;
+use crate::units::Time;
+
+/// The congestion-management scheme of a run, with all its state.
+// One per run, held in place: boxing the large variants would put an
+// indirection on the per-frame path.
+#[allow(clippy::large_enum_variant)]
+pub enum Scheme {
+    None,
+    /// BCN and its variants; with a probe loop, E2CM.
+    Bcn(bcn::Bcn),
+    Qcn(qcn::Qcn),
+}
+
+/// A scheme timer, carried by the engine's `CmTimer` event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmTimer {
+    /// BCN's self-increase of a limiter's rate.
+    Drift,
+    /// E2CM: a probing flow checks whether its longest probe interval has passed.
+    Probe,
+    /// The end of a QCN reaction point's timer cycle.
+    Qcn,
+}
+
+/// A timer a hook asks for: `timer` of the flow's limiter at `at`; the
+/// event carries `generation` so that a superseded timer is ignored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerRequest {
+    pub timer: CmTimer,
+    pub at: Time,
+    pub generation: u32,
+}
+
+/// What the engine does after a reaction-point hook, in this order.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reaction {
+    /// A limiter was installed (the flow counts it).
+    pub installed: bool,
+    /// The limiter's rate changed: the rate series records it, and a
+    /// limiter back at its line rate may be released.
+    pub rate_changed: bool,
+    /// The reaction point's target rate changed to this (QCN's TR, bit/s).
+    pub target: Option<f64>,
+    /// The limiter has a probe to send: make sure it has a release event.
+    pub wake: bool,
+    /// Timers to arm.
+    pub timers: [Option<TimerRequest>; 2],
+}
+
+impl Reaction {
+    fn rate_changed() -> Reaction {
+        Reaction {
+            rate_changed: true,
+            ..Reaction::default()
+        }
+    }
+}
+
+/// How a congestion point's message is counted at its queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sign {
+    Negative,
+    Positive,
+    Stop,
+}
+
+/// A control frame a scheme sends: the engine addresses it (to the
+/// flow's source, or for a probe to its destination) and sends it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub kind: FrameKind,
+    pub bytes: u16,
+    /// The frame's `cpid`: the sending congestion point, or the probe's record.
+    pub cpid: u32,
+    pub aux: u32,
+    pub qfb: u8,
+}
+
+/// A data frame arriving at switch output `out`, which holds `queue` bytes.
+#[derive(Clone, Copy)]
+pub struct Arrival<'a> {
+    pub out: u32,
+    pub frame: &'a Frame,
+    pub queue: u64,
+}
+
+/// A congestion point's message to the source of the frame it sampled,
+/// and how its queue counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub sign: Sign,
+    pub message: Message,
+}
+
+impl Notice {
+    /// A message of `kind` and `bytes` from the congestion point `cpid`.
+    fn new(sign: Sign, kind: FrameKind, bytes: u32, cpid: u32, aux: u32, qfb: u8) -> Notice {
+        let bytes = bytes as u16;
+        let message = Message {
+            kind,
+            bytes,
+            cpid,
+            aux,
+            qfb,
+        };
+        Notice { sign, message }
+    }
+}
+
+/// Where a reaction-point hook acts: the flow's limiter (row `row`), the
+/// time and the line rate of the flow's source in bit/s.
+pub struct Rp<'a> {
+    pub row: u32,
+    pub now: Time,
+    pub line: f64,
+    pub limiter: &'a mut RateLimiter,
+}
+
+impl Scheme {
+    /// The scheme has congestion points (`congestion_point` may answer).
+    #[inline]
+    pub fn has_congestion_points(&self) -> bool {
+        !matches!(self, Scheme::None)
+    }
+
+    /// A data frame arrives at a switch output queue (before admission:
+    /// sampling counts frames that are then dropped): the congestion
+    /// point's message to the frame's source, if any.
+    #[inline]
+    pub fn congestion_point(&mut self, a: Arrival) -> Option<Notice> {
+        match self {
+            Scheme::None => None,
+            Scheme::Bcn(s) => s.congestion_point(a),
+            Scheme::Qcn(s) => s.congestion_point(a),
+        }
+    }
+
+    /// A notification reaches the reaction point of its flow's limiter.
+    pub fn reaction_point(&mut self, message: &Frame, rp: Rp) -> Reaction {
+        match self {
+            Scheme::None => unreachable!("notifications need a scheme"),
+            Scheme::Bcn(s) => s.react(message, rp),
+            Scheme::Qcn(s) => s.react(message, rp),
+        }
+    }
+
+    /// `released` has work to do (QCN's byte counter, E2CM's probes): the
+    /// engine skips the call, and the line rate it needs, otherwise.
+    #[inline]
+    pub fn watches_releases(&self) -> bool {
+        match self {
+            Scheme::None => false,
+            Scheme::Bcn(s) => s.watches_releases(),
+            Scheme::Qcn(_) => true,
+        }
+    }
+
+    /// The limiter released a data frame of `bytes`.
+    #[inline]
+    pub fn released(&mut self, bytes: u16, rp: Rp) -> Reaction {
+        match self {
+            Scheme::None => Reaction::default(),
+            Scheme::Bcn(s) => s.released(bytes, rp),
+            Scheme::Qcn(s) => s.released(bytes, rp),
+        }
+    }
+
+    /// A timer armed by a `Reaction` ran out.
+    pub fn timer(&mut self, timer: CmTimer, generation: u32, rp: Rp) -> Reaction {
+        match self {
+            Scheme::None => unreachable!("timers need a scheme"),
+            Scheme::Bcn(s) => s.timer(timer, generation, rp),
+            Scheme::Qcn(s) => {
+                debug_assert_eq!(timer, CmTimer::Qcn);
+                s.timer(generation, rp)
+            }
+        }
+    }
+
+    /// The limiter of `row` was removed (back at line rate, queue empty).
+    pub fn limiter_removed(&mut self, row: u32, limiter: &mut RateLimiter) {
+        if let Scheme::Bcn(s) = self {
+            s.limiter_removed(row, limiter);
+        }
+    }
+
+    /// A control frame of the scheme reaches its destination host: the
+    /// answer to send back to the flow's source, if any, and whether it
+    /// travels in the expedited class.
+    pub fn at_destination(&mut self, frame: &Frame, now: Time) -> Option<(Message, bool)> {
+        match self {
+            Scheme::Bcn(s) => s.at_destination(frame, now),
+            Scheme::None | Scheme::Qcn(_) => None,
+        }
+    }
+
+    /// Data frames must reach their destination through an event (the
+    /// destination measures them), not be delivered at their last bit.
+    pub fn watches_destinations(&self) -> bool {
+        matches!(self, Scheme::Bcn(s) if s.watches_destinations())
+    }
+
+    /// A data frame of `flow` of `bytes` reached its destination.
+    #[inline]
+    pub fn delivered(&mut self, flow: u32, bytes: u16) {
+        if let Scheme::Bcn(s) = self {
+            s.delivered(flow, bytes);
+        }
+    }
+
+    /// The probe the flow's limiter sends now, before its next frame.
+    pub fn probe(&mut self, flow: u32, now: Time) -> Message {
+        match self {
+            Scheme::Bcn(s) => s.probe(flow, now),
+            Scheme::None | Scheme::Qcn(_) => unreachable!("probes need E2CM"),
+        }
+    }
+
+    /// Bytes of the probe a limiter is due to send.
+    pub fn probe_bytes(&self) -> u32 {
+        match self {
+            Scheme::Bcn(s) => s.probe_bytes(),
+            Scheme::None | Scheme::Qcn(_) => unreachable!("probes need E2CM"),
+        }
+    }
+
+    /// Probes sent and reflected probes back, of `flow` (zero without probes).
+    pub fn probe_counts(&self, flow: u32) -> (u64, u64) {
+        match self {
+            Scheme::Bcn(s) => s.probe_counts(flow),
+            Scheme::None | Scheme::Qcn(_) => (0, 0),
+        }
+    }
+
+    /// A control frame of the scheme was dropped in the network.
+    pub fn message_dropped(&mut self, frame: &Frame) {
+        if let Scheme::Bcn(s) = self {
+            s.message_dropped(frame);
+        }
+    }
+
+    /// Control frames of this kind travel in the expedited class.
+    pub fn expedites(&self, kind: FrameKind) -> bool {
+        match self {
+            Scheme::None => false,
+            Scheme::Bcn(s) => s.expedites(kind),
+            Scheme::Qcn(s) => kind == FrameKind::Cnm && s.params.expedite,
+        }
+    }
+
+    /// Bytes an installed limiter's queue holds at most.
+    pub fn limiter_queue(&self) -> u64 {
+        match self {
+            Scheme::None => 0,
+            Scheme::Bcn(s) => s.params.rl_queue,
+            Scheme::Qcn(s) => s.params.rl_queue,
+        }
+    }
+}

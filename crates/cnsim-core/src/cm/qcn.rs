@@ -1,13 +1,16 @@
 //! Quantized Congestion Notification (QCN, IEEE 802.1Qau): the congestion
 //! point's sampler and quantized feedback (PROTOCOLS.md section 3.1) and the
-//! reaction point's rate state machine (section 3.2), as pure arithmetic.
+//! reaction point's rate state machine (section 3.2), as pure arithmetic;
+//! `Qcn`, the scheme's state in a running network.
 //!
 //! Jitter: a reload of nominal length `x` with jitter `j` (total width) is
 //! `x · (1 − j/2 + j·u)`, `u` uniform in (0, 1] (`unit_open0`), so uniform in
 //! (1 − j/2, 1 + j/2]·x. With `j = 0` the factor is exactly 1 and no number
 //! is drawn.
 
+use super::{Arrival, CmTimer, Notice, Reaction, Rp, Sign, TimerRequest};
 use crate::engine::rng::{unit_open0, Stream};
+use crate::net::frame::{Frame, FrameKind};
 use crate::units::Time;
 use serde::Serialize;
 
@@ -369,6 +372,107 @@ impl QcnRp {
     fn restart_timer(&mut self, period: u64, j: f64, now: Time, rng: &mut Stream) {
         self.timer_deadline = now + Time(jittered(period, j, rng));
         self.timer_generation = self.timer_generation.wrapping_add(1);
+    }
+}
+
+/// QCN in a running network: a congestion point per switch output queue
+/// (`None` where the switch has none), and per limiter row its reaction
+/// point and the reaction point's random stream.
+pub struct Qcn {
+    pub params: QcnParams,
+    cps: Vec<Option<QcnCp>>,
+    rps: Vec<QcnRp>,
+    rng: Vec<Stream>,
+}
+
+impl Qcn {
+    /// `lines`: the line rate of each row's source, bit/s.
+    pub fn new(params: QcnParams, cps: Vec<Option<QcnCp>>, lines: &[f64], rng: Vec<Stream>) -> Qcn {
+        Qcn {
+            params,
+            cps,
+            rps: lines.iter().map(|&line| QcnRp::new(line)).collect(),
+            rng,
+        }
+    }
+
+    #[inline]
+    pub(super) fn congestion_point(&mut self, a: Arrival) -> Option<Notice> {
+        let p = &self.params;
+        let cp = self.cps[a.out as usize].as_mut()?;
+        let cnm = cp.arrive(p, a.frame.size as u32, a.queue)?;
+        let offsets = Frame::pack_offsets(cnm.qoff, cnm.qdelta);
+        let (kind, bytes) = (FrameKind::Cnm, p.message_bytes);
+        Some(Notice::new(
+            Sign::Negative,
+            kind,
+            bytes,
+            a.out,
+            offsets,
+            cnm.qfb,
+        ))
+    }
+
+    /// A CNM reaches the reaction point of its flow's limiter (installed
+    /// by the first CNM).
+    pub(super) fn react(&mut self, cnm: &Frame, rp: Rp) -> Reaction {
+        let f = rp.row as usize;
+        let mut r = Reaction::rate_changed();
+        if !rp.limiter.active {
+            rp.limiter.install(rp.line, 128);
+            // Keep the timer generation: events of an earlier install are stale.
+            let generation = self.rps[f].timer_generation;
+            self.rps[f] = QcnRp::new(rp.line);
+            self.rps[f].timer_generation = generation;
+            r.installed = true;
+        }
+        rp.limiter.cpid = cnm.cpid;
+        rp.limiter.messages += 1;
+        self.rps[f].on_cnm(&self.params, cnm.qfb, rp.now, &mut self.rng[f]);
+        self.follow(rp, r)
+    }
+
+    /// The limiter released a data frame of `bytes`: the byte counter runs.
+    #[inline]
+    pub(super) fn released(&mut self, bytes: u16, rp: Rp) -> Reaction {
+        let f = rp.row as usize;
+        if !rp.limiter.active
+            || !self.rps[f].on_bytes_sent(&self.params, bytes as u32, rp.line, &mut self.rng[f])
+        {
+            return Reaction::default();
+        }
+        self.follow_rate(rp, Reaction::rate_changed())
+    }
+
+    /// The reaction point's timer ends a cycle.
+    pub(super) fn timer(&mut self, generation: u32, rp: Rp) -> Reaction {
+        let f = rp.row as usize;
+        if !rp.limiter.active || self.rps[f].timer_generation != generation {
+            return Reaction::default();
+        }
+        self.rps[f].on_timer(&self.params, rp.now, rp.line, &mut self.rng[f]);
+        self.follow(rp, Reaction::rate_changed())
+    }
+
+    /// The timer is rearmed and the limiter follows CR.
+    fn follow(&mut self, rp: Rp, mut r: Reaction) -> Reaction {
+        let p = &self.rps[rp.row as usize];
+        r.timers[0] = Some(TimerRequest {
+            timer: CmTimer::Qcn,
+            at: p.timer_deadline,
+            generation: p.timer_generation,
+        });
+        self.follow_rate(rp, r)
+    }
+
+    /// The limiter follows CR (back at the line rate it may be removed);
+    /// the target rate TR is recorded.
+    fn follow_rate(&mut self, rp: Rp, mut r: Reaction) -> Reaction {
+        let p = &mut self.rps[rp.row as usize];
+        p.at_line_rate(&self.params, rp.line);
+        rp.limiter.rate = p.cr;
+        r.target = Some(p.tr);
+        r
     }
 }
 

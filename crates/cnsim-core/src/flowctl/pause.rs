@@ -1,8 +1,80 @@
 //! IEEE 802.3x PAUSE: the state a port keeps as a sender of PAUSE (toward
-//! its upstream neighbour) and as a receiver of PAUSE (its own transmitter).
+//! its upstream neighbour) and as a receiver of PAUSE (its own transmitter),
+//! and the threshold decisions of the generation modes.
 
-use crate::net::frame::{PAUSE_QUANTUM_BITS, XOFF_QUANTA};
 use crate::units::{Rate, Time};
+
+/// A PAUSE frame is a minimum-size MAC control frame.
+pub const PAUSE_FRAME_BYTES: u64 = 64;
+/// One pause quantum is 512 bit times.
+pub const PAUSE_QUANTUM_BITS: u64 = 512;
+/// XOFF advertises the largest pause time.
+pub const XOFF_QUANTA: u16 = 0xFFFF;
+
+/// A port's link-level flow control: what it has told its upstream
+/// neighbour, what its own transmitter has been told, and the PAUSE frame
+/// waiting to go out. PAUSE has one class; PFC will give each priority its
+/// own sender and receiver here, and a pending frame a class-enable vector.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortPause {
+    /// PAUSE this port sends upstream.
+    pub sender: PauseSender,
+    /// PAUSE this port's transmitter has received.
+    pub receiver: PauseReceiver,
+    /// Quanta of a PAUSE frame waiting to go out ahead of data; a newer
+    /// decision replaces one not yet sent.
+    pub pending: Option<u16>,
+    /// Global mode: this output is above XOFF.
+    pub congested: bool,
+}
+
+impl PortPause {
+    /// The transmitter may not start data frames.
+    #[inline]
+    pub fn paused(&self) -> bool {
+        self.receiver.paused
+    }
+
+    /// Global mode: this output now holds `occupancy` bytes. `Some(true)`
+    /// when it reaches XOFF (the upstream of every other port is held),
+    /// `Some(false)` when it falls back to XON (they are released).
+    #[inline]
+    pub fn output_crossing(&mut self, occupancy: u64, xoff: u64, xon: u64) -> Option<bool> {
+        let hold = if !self.congested && occupancy >= xoff {
+            true
+        } else if self.congested && occupancy <= xon {
+            false
+        } else {
+            return None;
+        };
+        self.congested = hold;
+        Some(hold)
+    }
+
+    /// Global mode: one reason more (`hold`) or fewer to hold this port's
+    /// upstream; the PAUSE to send, if that changes what it was told.
+    pub fn hold_upstream(&mut self, hold: bool) -> Option<PauseCommand> {
+        if hold {
+            self.sender.hold()
+        } else {
+            self.sender.release()
+        }
+    }
+
+    /// Per-input mode: this input's partition now holds `occupancy` bytes;
+    /// the PAUSE to send upstream, if any.
+    #[inline]
+    pub fn input_crossing(&mut self, occupancy: u64, xoff: u64, xon: u64) -> Option<PauseCommand> {
+        let s = &mut self.sender;
+        if !s.holding() && occupancy >= xoff {
+            s.hold()
+        } else if s.holding() && occupancy <= xon {
+            s.release()
+        } else {
+            None
+        }
+    }
+}
 
 /// What a port has told its upstream neighbour.
 #[derive(Clone, Copy, Debug, Default)]
@@ -137,6 +209,37 @@ mod tests {
         assert_eq!(s.hold(), None);
         assert_eq!(s.release(), None);
         assert_eq!(s.release(), Some(PauseCommand::Xon));
+    }
+
+    #[test]
+    fn an_output_holds_at_xoff_and_releases_at_xon_once_each() {
+        let mut p = PortPause::default();
+        let (xoff, xon) = (100, 80);
+        assert_eq!(p.output_crossing(99, xoff, xon), None);
+        assert_eq!(p.output_crossing(100, xoff, xon), Some(true));
+        assert_eq!(p.output_crossing(120, xoff, xon), None);
+        assert_eq!(p.output_crossing(81, xoff, xon), None);
+        assert_eq!(p.output_crossing(80, xoff, xon), Some(false));
+        assert_eq!(p.output_crossing(0, xoff, xon), None);
+    }
+
+    #[test]
+    fn an_input_sends_xoff_at_xoff_and_xon_at_xon() {
+        let mut p = PortPause::default();
+        let (xoff, xon) = (100, 80);
+        assert_eq!(p.input_crossing(100, xoff, xon), Some(PauseCommand::Xoff));
+        assert_eq!(p.input_crossing(90, xoff, xon), None);
+        assert_eq!(p.input_crossing(80, xoff, xon), Some(PauseCommand::Xon));
+        assert!(!p.sender.holding());
+    }
+
+    #[test]
+    fn a_port_held_for_two_outputs_is_released_by_the_second() {
+        let mut p = PortPause::default();
+        assert_eq!(p.hold_upstream(true), Some(PauseCommand::Xoff));
+        assert_eq!(p.hold_upstream(true), None);
+        assert_eq!(p.hold_upstream(false), None);
+        assert_eq!(p.hold_upstream(false), Some(PauseCommand::Xon));
     }
 
     #[test]

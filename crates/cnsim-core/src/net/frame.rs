@@ -39,7 +39,9 @@ pub struct Frame {
     /// sequence number in its flow (for the in-order check); a BCN message's feedback
     /// (pages, an `i32`); a CNM's Qoff and Qdelta (two `i16`, 64-byte
     /// units); a TCP segment's sequence number or an ACK's acknowledgment
-    /// number (the low 32 bits, as on the wire).
+    /// number (the low 32 bits, as on the wire). Read it through the
+    /// accessor of the meaning (`udp_seq`, `wire_seq`, `fb`,
+    /// `cnm_offsets`) and write it with the matching `pack_*`.
     pub aux: u32,
     /// Bytes on the wire (at most a jumbo frame).
     pub size: u16,
@@ -54,10 +56,35 @@ impl Frame {
         self.kind == FrameKind::Data
     }
 
+    /// A UDP data frame's sequence number in its flow.
+    #[inline]
+    pub fn udp_seq(&self) -> u32 {
+        self.aux
+    }
+
+    /// A TCP segment's sequence number or an ACK's acknowledgment number:
+    /// the low 32 bits, as on the wire.
+    #[inline]
+    pub fn wire_seq(&self) -> u32 {
+        self.aux
+    }
+
+    /// A TCP sequence or acknowledgment number as the wire carries it.
+    #[inline]
+    pub fn pack_wire_seq(seq: u64) -> u32 {
+        seq as u32
+    }
+
     /// Feedback of a BCN message, pages.
     #[inline]
     pub fn fb(&self) -> i32 {
         self.aux as i32
+    }
+
+    /// Pack a BCN message's feedback (pages) into `aux`.
+    #[inline]
+    pub fn pack_fb(fb: i32) -> u32 {
+        fb as u32
     }
 
     /// A CNM's (Qoff, Qdelta), 64-byte units.
@@ -75,13 +102,6 @@ impl Frame {
 
 // Frames ride inside events: keep them within half a cache line.
 const _: () = assert!(std::mem::size_of::<Frame>() == 32);
-
-/// A PAUSE frame is a minimum-size MAC control frame.
-pub const PAUSE_FRAME_BYTES: u64 = 64;
-/// One pause quantum is 512 bit times.
-pub const PAUSE_QUANTUM_BITS: u64 = 512;
-/// XOFF advertises the largest pause time.
-pub const XOFF_QUANTA: u16 = 0xFFFF;
 
 #[cfg(test)]
 mod tests {
@@ -113,7 +133,7 @@ mod tests {
     #[test]
     fn a_bcn_message_reads_its_word_as_signed_pages() {
         let f = Frame {
-            aux: -1875i32 as u32,
+            aux: Frame::pack_fb(-1875),
             kind: FrameKind::Bcn,
             ..BASE
         };

@@ -3,7 +3,7 @@
 //! buffer) until its last bit has left.
 
 use super::frame::Frame;
-use crate::flowctl::pause::{PauseReceiver, PauseSender};
+use crate::flowctl::pause::PortPause;
 use crate::scenario::spec::ServiceSchedule;
 use crate::units::{Rate, Time};
 use std::collections::VecDeque;
@@ -29,16 +29,10 @@ pub struct Port {
     pub occupancy: u64,
     /// What the transmitter is doing.
     pub tx: TxState,
-    /// PAUSE quanta waiting to go out ahead of data.
-    pub ctrl_pending: Option<u16>,
     /// Bytes held by this switch that arrived on this port (input partition).
     pub input_occupancy: u64,
-    /// PAUSE this port sends upstream.
-    pub pause_out: PauseSender,
-    /// PAUSE this port's transmitter has received.
-    pub pause_in: PauseReceiver,
-    /// This output is above XOFF (global PAUSE).
-    pub congested: bool,
+    /// Link-level flow control: PAUSE sent upstream and received.
+    pub pause: PortPause,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,11 +61,8 @@ impl Port {
             arriving: VecDeque::new(),
             occupancy: 0,
             tx: TxState::Idle,
-            ctrl_pending: None,
             input_occupancy: 0,
-            pause_out: PauseSender::default(),
-            pause_in: PauseReceiver::default(),
-            congested: false,
+            pause: PortPause::default(),
         }
     }
 

@@ -125,7 +125,7 @@ impl Simulator {
     #[inline]
     pub(super) fn check_not_paused(&mut self, port: u32) {
         let p = &self.ports[port as usize];
-        if self.checks && p.pause_in.paused {
+        if self.checks && p.pause.paused() {
             let node = p.node as usize;
             self.violated(
                 "paused ports send nothing",

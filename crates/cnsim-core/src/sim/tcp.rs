@@ -105,8 +105,7 @@ impl Simulator {
                 dst_host: self.flow_dst_host[f],
                 in_port: port,
                 cpid: NO_CP,
-                // The wire carries the low 32 bits, as TCP does.
-                aux: seg.seq as u32,
+                aux: Frame::pack_wire_seq(seg.seq),
                 size: size as u16,
                 kind: FrameKind::Data,
                 qfb: 0,
@@ -152,7 +151,7 @@ impl Simulator {
         let f = frame.flow as usize;
         let p = self.tcp_params[f];
         let rx = &mut self.tcp_rx[f];
-        let seq = rx.unwrap_seq(frame.aux);
+        let seq = rx.unwrap_seq(frame.wire_seq());
         let got = rx.on_segment(&p, now, seq, frame.size as u32 - p.header);
         if got.delivered > 0 {
             self.flows[f].deliver(now, frame.created, got.delivered);
@@ -195,7 +194,7 @@ impl Simulator {
             dst_host: self.flow_src_host[f],
             in_port: h.port,
             cpid: NO_CP,
-            aux: ack as u32,
+            aux: Frame::pack_wire_seq(ack),
             size: self.tcp_params[f].ack_bytes as u16,
             kind: FrameKind::Ack,
             qfb: 0,
@@ -208,7 +207,7 @@ impl Simulator {
         let f = frame.flow as usize;
         let p = self.tcp_params[f];
         let tx = &mut self.tcp_tx[f];
-        let ack = tx.unwrap_ack(frame.aux);
+        let ack = tx.unwrap_ack(frame.wire_seq());
         tx.on_ack(&p, self.now, ack);
         let cwnd = tx.cwnd();
         self.tcp_cwnd.set(f, self.now, cwnd);

@@ -1,0 +1,371 @@
+//! Hosts: sources hand frames to the adapter, which holds them in rate
+//! limiters or per-flow queues and an egress buffer, and wakes waiting
+//! sources when room frees up.
+
+use super::{event::Event, Role, Simulator};
+use crate::net::frame::{Frame, FrameKind};
+use crate::net::rate_limiter::NO_CP;
+use crate::units::Time;
+use std::collections::VecDeque;
+
+pub(super) struct HostState {
+    pub(super) host_number: u32,
+    pub(super) port: u32,
+    pub(super) egress: Option<u64>,
+    pub(super) high: Option<u64>,
+    pub(super) low: u64,
+    /// Sources stop until occupancy is at or below `low`.
+    pub(super) stopped: bool,
+    /// Sources and TCP senders waiting for egress or rate-limiter space, in
+    /// the order they blocked.
+    pub(super) waiting: VecDeque<Waiter>,
+    /// Rate limiters (by flow) waiting for egress space.
+    pub(super) stalled: VecDeque<u32>,
+    /// Delay before a received notification takes effect.
+    pub(super) response_time: Time,
+    /// Every flow goes through its own queue (`limiters`), served
+    /// round-robin at the line rate; sources never wait.
+    pub(super) voq: bool,
+    /// Delay from the per-flow queues to the egress buffer.
+    pub(super) loop_delay: Time,
+    /// Bytes released by the per-flow queues, not yet in the egress buffer.
+    pub(super) in_delay: u64,
+    /// When the per-flow queue arbiter may release its next frame.
+    pub(super) arbiter_free: Time,
+    /// An `ArbiterFree` event is pending.
+    pub(super) arbiter_wake: bool,
+}
+
+/// Who waits for room in a host's adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Waiter {
+    Source(u32),
+    /// A TCP connection, by flow.
+    Tcp(u32),
+}
+
+impl Simulator {
+    /// Line rate of a flow's source, bit/s.
+    pub(super) fn line_rate(&self, flow: u32) -> f64 {
+        let node = self.flow_src_node[flow as usize] as usize;
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("flows start at hosts")
+        };
+        self.ports[h.port as usize].rate.0 as f64
+    }
+
+    /// A limiter back at the line rate is removed once its queue is empty;
+    /// the flow's frames then go out untagged.
+    pub(super) fn maybe_release(&mut self, flow: u32) {
+        let line = self.line_rate(flow);
+        let node = self.flow_src_node[flow as usize] as usize;
+        // A per-flow queue stays whatever becomes of its limiter.
+        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
+        let rl = &mut self.limiters[flow as usize];
+        if rl.active && rl.rate >= line && (voq || rl.queue.is_empty()) {
+            rl.active = false;
+            rl.cpid = NO_CP;
+            self.scheme.limiter_removed(flow, rl);
+        }
+    }
+
+    /// Make sure a release event is pending if the limiter has frames to send.
+    pub(super) fn rl_schedule(&mut self, flow: u32) {
+        let rl = &mut self.limiters[flow as usize];
+        if rl.scheduled.is_some() || rl.stalled || (rl.queue.is_empty() && !rl.probe_due) {
+            return;
+        }
+        let t = rl.next_allowed.max(self.now);
+        rl.scheduled = Some(t);
+        self.events.schedule(t, Event::RlRelease { flow });
+    }
+
+    /// Release the limiter's head frame into its host's egress queue, if
+    /// its time has come and the egress queue has room.
+    pub(super) fn rl_release(&mut self, flow: u32) {
+        let now = self.now;
+        let f = flow as usize;
+        self.limiters[f].scheduled = None;
+        if now < self.limiters[f].next_allowed {
+            // A BCN(0,0) pushed the next release later.
+            self.rl_schedule(flow);
+            return;
+        }
+        let node = self.flow_src_node[f] as usize;
+        let rl = &self.limiters[f];
+        let size = match (rl.probe_due, rl.queue.front()) {
+            (true, _) => self.scheme.probe_bytes(),
+            (false, Some(head)) => head.size as u32,
+            (false, None) => return,
+        };
+        let arbiter_busy = matches!(&self.roles[node], Role::Host(h) if h.arbiter_free > now);
+        if arbiter_busy || !self.egress_has_room(node, size) {
+            let rl = &mut self.limiters[f];
+            rl.stalled = true;
+            if let Role::Host(h) = &mut self.roles[node] {
+                h.stalled.push_back(flow);
+            }
+            self.wake_arbiter(node);
+            return;
+        }
+        #[cfg(test)]
+        if self.fault == super::invariants::Fault::RateAboveLine && self.limiters[f].active {
+            self.limiters[f].rate = 2.0 * self.line_rate(flow);
+        }
+        if self.limiters[f].active {
+            self.check_rate(flow);
+        }
+        let rl = &mut self.limiters[f];
+        if rl.active {
+            rl.next_allowed = now + rl.gap(size as u64);
+        }
+        if rl.probe_due {
+            rl.probe_due = false;
+            self.send_probe(node, flow);
+        } else {
+            let mut frame = rl.queue.pop_front().expect("a head frame");
+            rl.bytes -= frame.size as u64;
+            frame.cpid = rl.cpid;
+            let bytes = rl.bytes;
+            self.rl_occ.set(f, now, bytes);
+            self.release_to_egress(node, frame);
+            self.cm_released(flow, frame.size);
+        }
+        self.rl_schedule(flow);
+        self.maybe_release(flow);
+        self.wake_sources(node);
+    }
+
+    /// Hand the source's pending unit to its host: into the flow's rate
+    /// limiter if it has one, else into the egress queue. False if there is
+    /// no room and the source now waits.
+    pub(super) fn source_push(&mut self, s: u32) -> bool {
+        let now = self.now;
+        let node = self.sources[s as usize].host_node as usize;
+        let port = self.sources[s as usize].host_port;
+        while let Some((flow, dst_host, size)) = self.sources[s as usize].peek_frame() {
+            if !self.adapter_has_room(node, flow, size) {
+                self.sources[s as usize].blocked = true;
+                if let Role::Host(h) = &mut self.roles[node] {
+                    h.waiting.push_back(Waiter::Source(s));
+                }
+                // Frames handed over before the stop may sit on an idle link.
+                self.try_start(port);
+                return false;
+            }
+            let seq = &mut self.next_seq[flow as usize];
+            let frame = Frame {
+                created: now,
+                flow,
+                dst_host,
+                in_port: port,
+                cpid: NO_CP,
+                aux: *seq,
+                size: size as u16,
+                kind: FrameKind::Data,
+                qfb: 0,
+            };
+            *seq = seq.wrapping_add(1);
+            self.sources[s as usize].consume(size);
+            self.flows[flow as usize].volume.offer(size as u64);
+            self.flow_tx.add(flow as usize, now, size as u64);
+            self.adapter_enqueue(node, frame);
+        }
+        self.try_start(port);
+        true
+    }
+
+    /// Does a frame of `flow` fit in its host's adapter: in the flow's
+    /// queue (per-flow queues are unlimited; a rate limiter's is not), or
+    /// else in the egress buffer?
+    #[inline]
+    pub(super) fn adapter_has_room(&self, node: usize, flow: u32, size: u32) -> bool {
+        if self.limiters.is_empty() {
+            return self.egress_has_room(node, size);
+        }
+        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
+        if voq {
+            return true;
+        }
+        match self.limiters.get(self.limiter_of(flow) as usize) {
+            Some(rl) if rl.active => {
+                let cap = self.scheme.limiter_queue();
+                !self.host_stopped(node) && rl.bytes + size as u64 <= cap
+            }
+            _ => self.egress_has_room(node, size),
+        }
+    }
+
+    /// Hand a data frame (room was checked) to its flow's queue if it has
+    /// one, else to the egress buffer.
+    pub(super) fn adapter_enqueue(&mut self, node: usize, frame: Frame) {
+        if self.limiters.is_empty() {
+            return self.egress_enqueue(node, frame);
+        }
+        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
+        let l = self.limiter_of(frame.flow);
+        let f = l as usize;
+        if voq || self.limiters.get(f).is_some_and(|rl| rl.active) {
+            let rl = &mut self.limiters[f];
+            rl.queue.push_back(frame);
+            rl.bytes += frame.size as u64;
+            let bytes = rl.bytes;
+            self.rl_occ.set(f, self.now, bytes);
+            self.rl_schedule(l);
+        } else {
+            self.egress_enqueue(node, frame);
+        }
+    }
+
+    /// The limiter row a flow's frames go through.
+    #[inline]
+    pub(super) fn limiter_of(&self, flow: u32) -> u32 {
+        self.flow_rl.get(flow as usize).copied().unwrap_or(flow)
+    }
+
+    pub(super) fn host_stopped(&self, node: usize) -> bool {
+        matches!(&self.roles[node], Role::Host(h) if h.stopped)
+    }
+
+    /// Can the host's egress queue take a frame of `size` bytes?
+    #[inline]
+    pub(super) fn egress_has_room(&self, node: usize, size: u32) -> bool {
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("egress queues belong to hosts")
+        };
+        let p = &self.ports[h.port as usize];
+        !h.stopped
+            && h.egress
+                .is_none_or(|cap| p.occupancy + h.in_delay + size as u64 <= cap)
+    }
+
+    /// Hand a frame released by a flow's queue to the egress buffer, after
+    /// the host's loop delay; the arbiter is busy for its wire time.
+    pub(super) fn release_to_egress(&mut self, node: usize, frame: Frame) {
+        let Role::Host(h) = &mut self.roles[node] else {
+            unreachable!("egress queues belong to hosts")
+        };
+        if h.voq {
+            h.arbiter_free = self.now + self.ports[h.port as usize].rate.tx_time(frame.size as u64);
+        }
+        if h.loop_delay == Time::ZERO {
+            self.egress_enqueue(node, frame);
+        } else {
+            h.in_delay += frame.size as u64;
+            let at = self.now + h.loop_delay;
+            let node = node as u32;
+            let slot = self.parked.insert(frame) as u32;
+            self.events.schedule(at, Event::EgressArrive { node, slot });
+        }
+    }
+
+    /// Put a frame in the host's egress queue (room was checked) and start
+    /// the transmitter if it is idle.
+    pub(super) fn egress_enqueue(&mut self, node: usize, frame: Frame) {
+        let Role::Host(h) = &mut self.roles[node] else {
+            unreachable!("egress queues belong to hosts")
+        };
+        let port = h.port;
+        let p = &mut self.ports[port as usize];
+        p.queue.push_back(frame);
+        p.occupancy += frame.size as u64;
+        if h.high.is_some_and(|hi| p.occupancy >= hi) {
+            h.stopped = true;
+        }
+        let occ = p.occupancy;
+        let q = &mut self.queues[port as usize];
+        q.max_occupancy = q.max_occupancy.max(occ);
+        self.occupancy_changed(port as usize, occ);
+        self.try_start(port);
+    }
+
+    pub(super) fn schedule_next_unit(&mut self, s: u32) {
+        if let Some(t) = self.sources[s as usize].next_time(self.now) {
+            self.events.schedule(t, Event::SourceFire { source: s });
+        }
+    }
+
+    /// Space freed in a host's egress queue: stalled rate limiters go
+    /// first (their frames were produced earlier), then waiting sources.
+    pub(super) fn host_dequeued(&mut self, node: usize) {
+        let Role::Host(h) = &mut self.roles[node] else {
+            return;
+        };
+        if h.stopped && self.ports[h.port as usize].occupancy <= h.low {
+            h.stopped = false;
+        }
+        // Only rate limiters stall.
+        if !self.limiters.is_empty() {
+            self.serve_stalled(node);
+        }
+        self.wake_sources(node);
+    }
+
+    /// Release frames of stalled flows in the order they stalled, while the
+    /// egress buffer has room and the arbiter is free.
+    pub(super) fn serve_stalled(&mut self, node: usize) {
+        while let Role::Host(h) = &mut self.roles[node] {
+            if h.arbiter_free > self.now {
+                self.wake_arbiter(node);
+                return;
+            }
+            let Some(flow) = h.stalled.pop_front() else {
+                return;
+            };
+            self.limiters[flow as usize].stalled = false;
+            self.rl_release(flow);
+            if self.limiters[flow as usize].stalled {
+                // Still no room; it went back to the end of the line.
+                return;
+            }
+        }
+    }
+
+    /// Make sure the stalled flows are served when the arbiter is free.
+    pub(super) fn wake_arbiter(&mut self, node: usize) {
+        let Role::Host(h) = &mut self.roles[node] else {
+            return;
+        };
+        if !h.arbiter_wake && h.arbiter_free > self.now {
+            h.arbiter_wake = true;
+            let t = h.arbiter_free;
+            self.events
+                .schedule(t, Event::ArbiterFree { node: node as u32 });
+        }
+    }
+
+    /// Let every waiting source and TCP sender of the host try again, in
+    /// the order they blocked; those that still find no room wait again in
+    /// the same order.
+    #[inline(always)]
+    pub(super) fn wake_sources(&mut self, node: usize) {
+        if matches!(&self.roles[node], Role::Host(h) if !h.waiting.is_empty()) {
+            self.retry_waiting(node);
+        }
+    }
+
+    /// `wake_sources` when someone waits.
+    pub(super) fn retry_waiting(&mut self, node: usize) {
+        let Role::Host(h) = &self.roles[node] else {
+            return;
+        };
+        for _ in 0..h.waiting.len() {
+            let Role::Host(h) = &mut self.roles[node] else {
+                return;
+            };
+            match h.waiting.pop_front() {
+                None => return,
+                Some(Waiter::Source(s)) => {
+                    self.sources[s as usize].blocked = false;
+                    if self.source_push(s) {
+                        self.schedule_next_unit(s);
+                    }
+                }
+                Some(Waiter::Tcp(flow)) => {
+                    self.tcp_blocked[flow as usize] = false;
+                    self.tcp_send(flow);
+                }
+            }
+        }
+    }
+}

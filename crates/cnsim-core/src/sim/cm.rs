@@ -1,0 +1,155 @@
+//! The engine's side of congestion management: where the hooks of
+//! `cm::Scheme` are called and what they ask for is done. Nothing here
+//! knows which scheme runs.
+
+use super::{event::Event, Role, Simulator};
+use crate::cm::{Arrival, CmTimer, Message, Notice, Reaction, Rp, Scheme, Sign};
+use crate::net::frame::Frame;
+
+impl Simulator {
+    /// A data frame arrives at output `out` of switch `node` on input `inp`
+    /// (before admission: sampling counts frames that are then dropped):
+    /// the congestion point may notify the frame's source. Out of line:
+    /// the caller tests `has_congestion_points` first.
+    pub(super) fn congestion_point(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) {
+        let queue = self.ports[out as usize].occupancy;
+        let arrival = Arrival { out, frame, queue };
+        let Some(Notice { sign, message: m }) = self.scheme.congestion_point(arrival) else {
+            return;
+        };
+        let q = &mut self.queues[out as usize];
+        match sign {
+            Sign::Negative => q.cn_negative += 1,
+            Sign::Positive => q.cn_positive += 1,
+            Sign::Stop => q.cn_stop += 1,
+        }
+        let dst_host = self.flow_src_host[frame.flow as usize];
+        let message = self.control_frame(frame.flow, dst_host, inp, m);
+        self.send_notification(node, message);
+    }
+
+    /// A scheme's message as a frame of `flow` toward `dst_host`.
+    fn control_frame(&self, flow: u32, dst_host: u32, in_port: u32, m: Message) -> Frame {
+        Frame {
+            created: self.now,
+            flow,
+            dst_host,
+            in_port,
+            cpid: m.cpid,
+            aux: m.aux,
+            size: m.bytes,
+            kind: m.kind,
+            qfb: m.qfb,
+        }
+    }
+
+    /// A congestion point's message is built and queued like a frame
+    /// received on the sampled frame's input, after the switch latency.
+    pub(super) fn send_notification(&mut self, node: usize, message: Frame) {
+        let at = self.now + self.switch_latency[node];
+        let port = message.in_port;
+        let slot = self.parked.insert(message) as u32;
+        self.events.schedule(at, Event::Inject { port, slot });
+    }
+
+    /// A control frame reaches a host: the scheme may answer it at the
+    /// destination (E2CM reflects probes); else it is a notification for
+    /// the host's reaction point, effective after the response time.
+    pub(super) fn control_at_host(&mut self, node: usize, frame: Frame) {
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("control frames end at hosts")
+        };
+        let (port, response_time) = (h.port, h.response_time);
+        let Some((m, expedite)) = self.scheme.at_destination(&frame, self.now) else {
+            self.schedule_notify(self.now + response_time, frame);
+            return;
+        };
+        let dst_host = self.flow_src_host[frame.flow as usize];
+        let reply = self.control_frame(frame.flow, dst_host, port, m);
+        if expedite {
+            self.ports[port as usize].expedited.push_back(reply);
+            self.try_start(port);
+        } else {
+            self.egress_enqueue(node, reply);
+        }
+    }
+
+    /// A notification reaches the reaction point of its flow's limiter.
+    pub(super) fn reaction_point(&mut self, message: Frame) {
+        let row = self.limiter_of(message.flow);
+        let r = self.with_rp(row, |s, rp| s.reaction_point(&message, rp));
+        self.apply(row, r);
+    }
+
+    /// A scheme timer of the limiter of `row` ran out.
+    pub(super) fn cm_timer(&mut self, row: u32, timer: CmTimer, generation: u32) {
+        let r = self.with_rp(row, |s, rp| s.timer(timer, generation, rp));
+        self.apply(row, r);
+    }
+
+    /// The limiter of `row` released a data frame of `bytes`.
+    #[inline]
+    pub(super) fn cm_released(&mut self, row: u32, bytes: u16) {
+        if !self.scheme.watches_releases() {
+            return;
+        }
+        let r = self.with_rp(row, |s, rp| s.released(bytes, rp));
+        self.apply(row, r);
+    }
+
+    /// Send the probe due at the limiter of `flow`, into the egress path like data.
+    pub(super) fn send_probe(&mut self, node: usize, flow: u32) {
+        let m = self.scheme.probe(flow, self.now);
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("flows start at hosts")
+        };
+        let dst_host = self.flow_dst_host[flow as usize];
+        let probe = self.control_frame(flow, dst_host, h.port, m);
+        self.release_to_egress(node, probe);
+    }
+
+    /// Call a reaction-point hook on the limiter of `row`.
+    #[inline]
+    fn with_rp(&mut self, row: u32, hook: impl FnOnce(&mut Scheme, Rp) -> Reaction) -> Reaction {
+        let line = self.line_rate(row);
+        let rp = Rp {
+            row,
+            now: self.now,
+            line,
+            limiter: &mut self.limiters[row as usize],
+        };
+        hook(&mut self.scheme, rp)
+    }
+
+    /// Do what a hook asked for, in a fixed order: series and counters,
+    /// the limiter's release event, timers, then removal of a limiter back
+    /// at its line rate.
+    fn apply(&mut self, row: u32, r: Reaction) {
+        let (f, now) = (row as usize, self.now);
+        if r.rate_changed {
+            let rate = self.limiters[f].rate;
+            self.rl_rate.set(f, now, rate as u64);
+        }
+        if let Some(target) = r.target {
+            self.rl_target.set(f, now, target as u64);
+        }
+        if r.installed {
+            self.flows[f].rl_installs += 1;
+        }
+        if r.wake {
+            self.rl_schedule(row);
+        }
+        for t in r.timers.into_iter().flatten() {
+            let (timer, generation) = (t.timer, t.generation);
+            let ev = Event::CmTimer {
+                flow: row,
+                generation,
+                timer,
+            };
+            self.events.schedule(t.at, ev);
+        }
+        if r.rate_changed {
+            self.maybe_release(row);
+        }
+    }
+}

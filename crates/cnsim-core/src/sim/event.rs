@@ -1,0 +1,148 @@
+//! Events and the fingerprint of the event trace.
+
+use crate::cm::CmTimer;
+use crate::engine::EventClass;
+use crate::units::Time;
+
+/// Events are small (12 bytes) because the heap moves them: a frame on a
+/// link waits in its receiving port's `arriving` line, and the few frames
+/// that travel otherwise (notifications, frames between a host's queues and
+/// its egress buffer) wait in `Simulator::parked`, under a slot number.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Event {
+    TxDone {
+        port: u32,
+    },
+    /// The first frame of `ports[port].arriving` has been received.
+    Arrive {
+        port: u32,
+    },
+    /// A switch-generated message enters the switch as if received on `port`.
+    Inject {
+        port: u32,
+        slot: u32,
+    },
+    PauseRx {
+        port: u32,
+        quanta: u16,
+    },
+    PauseExpire {
+        port: u32,
+        generation: u32,
+    },
+    PauseRefresh {
+        port: u32,
+        generation: u32,
+    },
+    SourceFire {
+        source: u32,
+    },
+    /// A congestion notification takes effect at its flow's source.
+    Notify {
+        flow: u32,
+        slot: u32,
+    },
+    /// A rate limiter may release its next frame.
+    RlRelease {
+        flow: u32,
+    },
+    /// A congestion-management scheme's timer for the limiter of `flow`
+    /// (its row); `generation` tells a superseded timer.
+    CmTimer {
+        flow: u32,
+        generation: u32,
+        timer: CmTimer,
+    },
+    /// A frame released by a host's per-flow queues reaches its egress
+    /// buffer after the loop delay.
+    EgressArrive {
+        node: u32,
+        slot: u32,
+    },
+    /// A host's per-flow queue arbiter is free again.
+    ArbiterFree {
+        node: u32,
+    },
+    /// A TCP sender's retransmission timer may have expired.
+    TcpRto {
+        flow: u32,
+    },
+    /// A TCP receiver's delayed-ACK timer may have expired.
+    TcpDelAck {
+        flow: u32,
+    },
+}
+
+// The heap moves events: keep them at 12 bytes.
+const _: () = assert!(std::mem::size_of::<Event>() == 12);
+
+impl Event {
+    /// What the fingerprint records of an event besides its time: its
+    /// kind and the element it happens at (port, node, flow or source).
+    #[inline]
+    pub(super) fn trace(&self) -> (u64, u32) {
+        match *self {
+            Event::TxDone { port } => (1, port),
+            Event::Arrive { port } | Event::Inject { port, .. } => (2, port),
+            Event::PauseRx { port, .. } => (3, port),
+            Event::PauseExpire { port, .. } => (4, port),
+            Event::PauseRefresh { port, .. } => (5, port),
+            Event::SourceFire { source } => (6, source),
+            Event::Notify { flow, .. } => (7, flow),
+            Event::RlRelease { flow } => (8, flow),
+            // The kinds of the three timer events this one replaced.
+            Event::CmTimer { flow, timer, .. } => match timer {
+                CmTimer::Drift => (9, flow),
+                CmTimer::Probe => (12, flow),
+                CmTimer::Qcn => (13, flow),
+            },
+            Event::EgressArrive { node, .. } => (10, node),
+            Event::ArbiterFree { node } => (11, node),
+            Event::TcpRto { flow } => (14, flow),
+            Event::TcpDelAck { flow } => (15, flow),
+        }
+    }
+}
+
+/// Fold one event into the running fingerprint (OMNeT++'s idea: any change
+/// in what happens, when, or where, changes the final value).
+#[inline]
+pub(super) fn fingerprint_step(fp: u64, t: Time, kind: u64, element: u32) -> u64 {
+    let word = t.0 ^ (kind << 56) ^ ((element as u64) << 20).rotate_left(7);
+    (fp ^ word)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(29)
+}
+
+impl EventClass for Event {
+    /// On ties: departures free space first, then PAUSE takes effect, then
+    /// arrivals are admitted, then sources produce.
+    fn class(&self) -> u8 {
+        match self {
+            Event::TxDone { .. } => 0,
+            Event::PauseRx { .. }
+            | Event::PauseExpire { .. }
+            | Event::PauseRefresh { .. }
+            | Event::Notify { .. }
+            | Event::RlRelease { .. }
+            | Event::CmTimer { .. }
+            | Event::ArbiterFree { .. }
+            | Event::TcpRto { .. }
+            | Event::TcpDelAck { .. } => 1,
+            Event::Arrive { .. } | Event::Inject { .. } | Event::EgressArrive { .. } => 2,
+            Event::SourceFire { .. } => 3,
+        }
+    }
+
+    /// Completions come one frame time after a start and arrivals one
+    /// link delay after a departure: each in time order when frame sizes
+    /// and link delays are alike, so each has a FIFO lane.
+    #[inline]
+    fn lane(&self) -> Option<usize> {
+        match self {
+            Event::TxDone { .. } => Some(0),
+            Event::Arrive { .. } => Some(1),
+            _ => None,
+        }
+    }
+}

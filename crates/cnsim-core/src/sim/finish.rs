@@ -1,0 +1,95 @@
+//! The end of a run: what is still in flight is counted, the whole-run
+//! invariants are checked, and the result is assembled.
+
+use super::{RunError, Simulator};
+use crate::results::{RunResult, Series};
+use crate::scenario::spec::Scenario;
+
+impl Simulator {
+    pub(super) fn finish(
+        mut self,
+        sc: &Scenario,
+        wall: std::time::Duration,
+    ) -> Result<RunResult, RunError> {
+        let end = self.end;
+        // Frames still buffered or on their way at the end.
+        let queued = self.ports.iter().flat_map(|p| p.queue.iter());
+        let limited = self.limiters.iter().flat_map(|rl| rl.queue.iter());
+        let on_links = self.ports.iter().flat_map(|p| p.arriving.iter());
+        let travelling = on_links.chain(self.parked.iter().map(|(_, f)| f));
+        for f in queued.chain(limited).chain(travelling) {
+            if f.is_data() && !self.flow_tcp.get(f.flow as usize).copied().unwrap_or(false) {
+                self.flows[f.flow as usize].volume.in_flight(f.size as u64);
+            }
+        }
+        self.finish_tcp();
+        for (f, c) in self.flows.iter_mut().enumerate() {
+            (c.probes_sent, c.probe_replies) = self.scheme.probe_counts(f as u32);
+        }
+        self.check_conservation();
+        if let Some(v) = &self.violation {
+            return Err(RunError::Invariant(v.describe(sc, self.seed)));
+        }
+        if self.watchdog_spec.is_some() {
+            // Pauses still running at the end are checked once more.
+            for port in 0..self.ports.len() as u32 {
+                self.watch(port);
+            }
+        }
+        for (i, p) in self.ports.iter().enumerate() {
+            let q = &mut self.queues[i];
+            q.pause_frames_sent = p.pause.sender.frames_sent;
+            q.xoff_sent = p.pause.sender.xoff_sent;
+            q.paused_time = p.pause.receiver.paused_time(end);
+        }
+        let occ_mean = self.queue_occ.finish(end);
+        let rl_rate_mean = self.rl_rate.finish(end);
+        let rl_occ_mean = self.rl_occ.finish(end);
+        let rl_target_mean = self.rl_target.finish(end);
+        let tcp_cwnd_mean = self.tcp_cwnd.finish(end);
+        let series = Series {
+            bin: sc.bin,
+            n_bins: self.flow_tx.n_bins,
+            flow_tx_bytes: std::mem::take(&mut self.flow_tx.data),
+            flow_rx_bytes: std::mem::take(&mut self.flow_rx.data),
+            queue_tx_bytes: std::mem::take(&mut self.queue_tx.data),
+            queue_drops: std::mem::take(&mut self.queue_drops.data),
+            queue_xoff: std::mem::take(&mut self.queue_xoff.data),
+            queue_occ_mean: occ_mean,
+            queue_occ_max: std::mem::take(&mut self.queue_occ.max),
+            flow_rl_rate_mean: rl_rate_mean,
+            flow_rl_occ_mean: rl_occ_mean,
+            flow_rl_occ_max: std::mem::take(&mut self.rl_occ.max),
+            flow_rl_target_mean: rl_target_mean,
+            flow_cwnd_mean: tcp_cwnd_mean,
+            flow_retransmissions: std::mem::take(&mut self.tcp_retx.data),
+            flow_timeouts: std::mem::take(&mut self.tcp_timeouts.data),
+        };
+        let watchdog = self
+            .watchdog_spec
+            .take()
+            .map(|spec| (spec, std::mem::take(&mut self.watchdog)));
+        let (stop, stability) = (self.stop.take(), self.stability.take());
+        let flows = std::mem::take(&mut self.flows);
+        let queues = std::mem::take(&mut self.queues);
+        let (seed, n_events, frame_hops) = (self.seed, self.n_events, self.frame_hops);
+        let fingerprint = self.fingerprint;
+        // The engine's state goes before the result tables are built, so a
+        // run's peak memory is the larger of the two, not their sum.
+        drop(self);
+        Ok(RunResult::assemble(
+            sc,
+            seed,
+            wall,
+            n_events,
+            frame_hops,
+            fingerprint,
+            watchdog,
+            stop,
+            flows,
+            queues,
+            series,
+            stability,
+        ))
+    }
+}

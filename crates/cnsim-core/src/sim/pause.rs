@@ -1,0 +1,160 @@
+//! PAUSE in the running network: generation at switches, sending and
+//! reception, timers, and the deadlock watchdog. The decisions and the
+//! ports' state are `flowctl`'s; this is where the engine applies them.
+
+use super::{event::Event, switch::SwitchState, Role, Simulator};
+use crate::flowctl::pause::{pause_duration, PauseEffect, XOFF_QUANTA};
+use crate::flowctl::watchdog::PausedPorts;
+use crate::net::port::Port;
+use crate::scenario::schema::PauseMode;
+use crate::units::Time;
+
+/// The ports as the PAUSE watchdog sees them.
+pub(super) struct NetView<'a> {
+    pub(super) ports: &'a [Port],
+    pub(super) node_ports: &'a [Vec<u32>],
+}
+
+impl PausedPorts for NetView<'_> {
+    fn paused_since(&self, port: u32) -> Option<Time> {
+        self.ports[port as usize].pause.receiver.paused_since()
+    }
+    fn peer_ports(&self, port: u32) -> &[u32] {
+        let peer = self.ports[port as usize].peer as usize;
+        &self.node_ports[self.ports[peer].node as usize]
+    }
+}
+
+impl Simulator {
+    /// Occupancy at a switch changed (of output `out`, and of the input
+    /// partition of `inp`): PAUSE may hold or release upstream. Without
+    /// PAUSE anywhere this is the one test per frame.
+    #[inline(always)]
+    pub(super) fn pause_check(&mut self, node: usize, out: u32, inp: u32) {
+        if self.any_pause {
+            self.switch_pause(node, out, inp);
+        }
+    }
+
+    /// The switch's PAUSE mode decides: global (an output at XOFF holds
+    /// every other port's upstream) or per input (an input's partition at
+    /// XOFF holds that input's upstream).
+    fn switch_pause(&mut self, node: usize, out: u32, inp: u32) {
+        let Role::Switch(SwitchState {
+            pause: Some(ps), ..
+        }) = &self.roles[node]
+        else {
+            return;
+        };
+        let (xoff, xon) = (ps.xoff, ps.xon);
+        match ps.mode {
+            PauseMode::Global => {
+                let o = &mut self.ports[out as usize];
+                let Some(hold) = o.pause.output_crossing(o.occupancy, xoff, xon) else {
+                    return;
+                };
+                for i in 0..self.node_ports[node].len() {
+                    let p = self.node_ports[node][i];
+                    if p == out {
+                        continue;
+                    }
+                    if let Some(cmd) = self.ports[p as usize].pause.hold_upstream(hold) {
+                        self.send_pause(p, cmd.quanta());
+                    }
+                }
+            }
+            PauseMode::PerInput => {
+                let p = &mut self.ports[inp as usize];
+                if let Some(cmd) = p.pause.input_crossing(p.input_occupancy, xoff, xon) {
+                    self.send_pause(inp, cmd.quanta());
+                }
+            }
+            PauseMode::Off => {}
+        }
+    }
+
+    /// Queue a PAUSE frame on `port`; a newer decision replaces one not yet sent.
+    pub(super) fn send_pause(&mut self, port: u32, quanta: u16) {
+        self.ports[port as usize].pause.pending = Some(quanta);
+        self.try_start(port);
+    }
+
+    /// The last bit of a PAUSE frame left `port`: it takes effect at the
+    /// peer after the link delay and the peer's response time. An XOFF is
+    /// sent again after half its pause time while the hold lasts, if the
+    /// switch refreshes.
+    pub(super) fn pause_sent(&mut self, port: u32, quanta: u16) {
+        let (now, pi) = (self.now, port as usize);
+        let peer = self.ports[pi].peer;
+        self.events.schedule(
+            now + self.pause_to_peer[pi],
+            Event::PauseRx { port: peer, quanta },
+        );
+        let p = &mut self.ports[pi];
+        p.pause.sender.frames_sent += 1;
+        if quanta > 0 {
+            p.pause.sender.xoff_sent += 1;
+            self.queue_xoff.add(pi, now, 1);
+            let node = p.node as usize;
+            if let Role::Switch(SwitchState {
+                pause: Some(ps), ..
+            }) = &self.roles[node]
+            {
+                if ps.refresh {
+                    let half = Time(pause_duration(quanta, p.rate).0 / 2);
+                    let generation = p.pause.sender.generation;
+                    self.events
+                        .schedule(now + half, Event::PauseRefresh { port, generation });
+                }
+            }
+        }
+    }
+
+    /// A refresh timer: XOFF again if the hold it was set for lasts.
+    pub(super) fn pause_refresh(&mut self, port: u32, generation: u32) {
+        let s = &self.ports[port as usize].pause.sender;
+        if s.generation == generation && s.holding() {
+            self.send_pause(port, XOFF_QUANTA);
+        }
+    }
+
+    /// The pause timer set with `generation` ran out.
+    pub(super) fn pause_expire(&mut self, port: u32, generation: u32) {
+        if self.ports[port as usize]
+            .pause
+            .receiver
+            .expire(self.now, generation)
+        {
+            self.try_start(port);
+        }
+    }
+
+    pub(super) fn pause_rx(&mut self, port: u32, quanta: u16) {
+        let p = &mut self.ports[port as usize];
+        match p.pause.receiver.receive(self.now, quanta, p.rate) {
+            PauseEffect::HoldUntil(t, generation) => {
+                self.events
+                    .schedule(t, Event::PauseExpire { port, generation });
+                if self.watch(port) && self.watchdog_spec.is_some_and(|w| w.stop_on_deadlock) {
+                    let d = self.watchdog.deadlocks.last().expect("just found");
+                    let reason =
+                        format!("PAUSE deadlock: a cycle of {} paused ports", d.ports.len());
+                    self.stop.get_or_insert((self.now, reason));
+                }
+            }
+            PauseEffect::Resume => self.try_start(port),
+        }
+    }
+
+    /// The watchdog looks at a paused port. True if it found a new deadlock.
+    pub(super) fn watch(&mut self, port: u32) -> bool {
+        let Some(spec) = self.watchdog_spec else {
+            return false;
+        };
+        let net = NetView {
+            ports: &self.ports,
+            node_ports: &self.node_ports,
+        };
+        self.watchdog.check(&spec, &net, port, self.now)
+    }
+}

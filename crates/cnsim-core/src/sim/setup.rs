@@ -1,0 +1,300 @@
+//! Building the simulator from a scenario: ports, roles, sources and
+//! the per-flow and per-port state of the configured schemes.
+
+use super::{adapter::HostState, invariants, switch::SwitchState, Role, Simulator};
+use crate::cm::bcn::{Bcn, CongestionPoint};
+use crate::cm::e2cm::E2cm;
+use crate::cm::qcn::{Qcn, QcnCp};
+use crate::cm::Scheme;
+use crate::engine::rng::Stream;
+use crate::engine::rng::{component_key, stream, Geometric};
+use crate::engine::EventQueue;
+use crate::flowctl::watchdog::Watchdog;
+use crate::metrics::series::{BinnedLevel, BinnedSum};
+use crate::net::port::Port;
+use crate::net::rate_limiter::RateLimiter;
+use crate::net::routing::{adjacency, Routes};
+use crate::results::{FlowCounters, QueueCounters, StabilityWatch};
+use crate::scenario::schema::SourceKind;
+use crate::scenario::spec::FlowSpec;
+use crate::scenario::spec::{NodeKind, Scenario};
+use crate::traffic::source::{Source, SourceParams};
+use crate::units::Time;
+use slab::Slab;
+use std::collections::VecDeque;
+
+impl Simulator {
+    pub fn new(sc: &Scenario, seed: u64) -> Simulator {
+        let routes = Routes::compute(&sc.nodes, &sc.links);
+        let adj = adjacency(sc.nodes.len(), &sc.links);
+        let mut ports = Vec::with_capacity(sc.links.len() * 2);
+        for l in &sc.links {
+            ports.push(Port::new(l.a as u32, 0, l.rate, l.delay));
+            ports.push(Port::new(l.b as u32, 0, l.rate, l.delay));
+        }
+        for i in 0..sc.links.len() {
+            ports[2 * i].peer = 2 * i as u32 + 1;
+            ports[2 * i + 1].peer = 2 * i as u32;
+        }
+        let mut roles = Vec::with_capacity(sc.nodes.len());
+        for (n, node) in sc.nodes.iter().enumerate() {
+            roles.push(match &node.kind {
+                NodeKind::Switch(s) => Role::Switch(SwitchState {
+                    buffer: s.buffer,
+                    queue_limit: s.queue_limit,
+                    pause: s.pause,
+                }),
+                NodeKind::Host(h) => {
+                    let port = adj[n][0].0;
+                    Role::Host(HostState {
+                        host_number: routes.host_number(n).expect("hosts are numbered"),
+                        port,
+                        egress: h.egress,
+                        high: h.egress_high,
+                        low: h.egress_low.unwrap_or(0),
+                        stopped: false,
+                        waiting: VecDeque::new(),
+                        stalled: VecDeque::new(),
+                        response_time: h.response_time,
+                        voq: h.voq,
+                        loop_delay: h.loop_delay,
+                        in_delay: 0,
+                        arbiter_free: Time::ZERO,
+                        arbiter_wake: false,
+                    })
+                }
+            });
+        }
+        let mut to_peer = Vec::with_capacity(ports.len());
+        let mut pause_to_peer = Vec::with_capacity(ports.len());
+        let mut to_host = Vec::with_capacity(ports.len());
+        for p in 0..ports.len() {
+            let peer_node = &sc.nodes[ports[ports[p].peer as usize].node as usize];
+            let latency = match &peer_node.kind {
+                NodeKind::Switch(s) => s.latency,
+                NodeKind::Host(_) => Time::ZERO,
+            };
+            to_peer.push(ports[p].delay + latency);
+            pause_to_peer.push(ports[p].delay + peer_node.response_time());
+            to_host.push(peer_node.is_host());
+            if let NodeKind::Host(h) = &peer_node.kind {
+                ports[p].service = h.service;
+            }
+        }
+        let flow_specs = sc.flows();
+        let mut sources = Vec::with_capacity(sc.sources.len());
+        // Each source's flows (flow index, destination host), in flow order.
+        let mut source_flows: Vec<Vec<(u32, u32)>> = vec![Vec::new(); sc.sources.len()];
+        for (fi, f) in flow_specs.iter().enumerate() {
+            let dst = routes.host_number(f.dst).expect("destinations are hosts");
+            source_flows[f.source].push((fi as u32, dst));
+        }
+        // Sources with equal loads share their gap generator's table.
+        let mut gaps: std::collections::HashMap<u64, Geometric> = Default::default();
+        for (si, s) in sc.sources.iter().enumerate() {
+            let Role::Host(h) = &roles[s.host] else {
+                unreachable!("validated: sources sit on hosts")
+            };
+            let unit_bytes = if s.kind == SourceKind::Transactions {
+                s.transaction
+            } else {
+                s.frame as u64
+            };
+            let flows = std::mem::take(&mut source_flows[si]);
+            let gap = gaps
+                .entry(s.load.to_bits())
+                .or_insert_with(|| Geometric::new(s.load))
+                .clone();
+            let slot = ports[h.port as usize].rate.tx_time(unit_bytes);
+            sources.push(Source::new(SourceParams {
+                host_node: s.host as u32,
+                transport: s.transport,
+                host_port: h.port,
+                rng: stream(seed, component_key("source", &s.name)),
+                gaps: gap,
+                slot,
+                slot_offset: s.slot_offset,
+                start: s.start,
+                stop: s.stop,
+                frame: s.frame,
+                unit_bytes,
+                flows,
+            }));
+        }
+        let n_bins = sc.duration.0.div_ceil(sc.bin.0) as usize;
+        let n_ports = ports.len();
+        let n_flows = flow_specs.len();
+        let queue_names = sc.queue_names();
+        // Per port: the queue's name if it has a congestion point.
+        let cp_queues: Vec<Option<&str>> = (0..n_ports)
+            .map(|i| match &sc.nodes[ports[i].node as usize].kind {
+                NodeKind::Switch(s) if s.congestion_point => Some(queue_names[i].as_str()),
+                _ => None,
+            })
+            .collect();
+        let any_voq = sc
+            .nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
+        let rl_rows = if sc.bcn.is_some() || sc.qcn.is_some() || any_voq {
+            n_flows
+        } else {
+            0
+        };
+        let flow_src_node: Vec<u32> = flow_specs.iter().map(|f| f.src as u32).collect();
+        let flow_dst_host: Vec<u32> = flow_specs
+            .iter()
+            .map(|f| routes.host_number(f.dst).expect("destinations are hosts"))
+            .collect();
+        let flow_src_host: Vec<u32> = flow_specs
+            .iter()
+            .map(|f| routes.host_number(f.src).expect("sources are hosts"))
+            .collect();
+        let mut sim = Simulator {
+            now: Time::ZERO,
+            end: sc.duration,
+            seed,
+            events: EventQueue::with_capacity(4096),
+            any_pause: sc
+                .nodes
+                .iter()
+                .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pause.is_some())),
+            roles,
+            node_ports: adj
+                .iter()
+                .map(|ps| ps.iter().map(|&(p, _)| p).collect())
+                .collect(),
+            ports,
+            to_peer,
+            pause_to_peer,
+            to_host,
+            routes,
+            parked: Slab::with_capacity(64),
+            sources,
+            flows: vec![FlowCounters::default(); n_flows],
+            queues: vec![QueueCounters::default(); n_ports],
+            flow_tx: BinnedSum::new(n_flows, n_bins, sc.bin),
+            flow_rx: BinnedSum::new(n_flows, n_bins, sc.bin),
+            queue_tx: BinnedSum::new(n_ports, n_bins, sc.bin),
+            queue_drops: BinnedSum::new(n_ports, n_bins, sc.bin),
+            queue_xoff: BinnedSum::new(n_ports, n_bins, sc.bin),
+            queue_occ: BinnedLevel::new(n_ports, n_bins, sc.bin),
+            n_events: 0,
+            frame_hops: 0,
+            fingerprint: 0,
+            watchdog_spec: sc.watchdog,
+            watchdog: Watchdog::new(if sc.watchdog.is_some() { n_ports } else { 0 }),
+            stop: None,
+            checks: true,
+            violation: None,
+            rate_floor: invariants::rate_floor(sc),
+            next_seq: vec![0; n_flows],
+            last_seq: vec![0; n_flows],
+            #[cfg(test)]
+            fault: invariants::Fault::None,
+            max_events: u64::MAX,
+            max_wall: None,
+            scheme: Scheme::None,
+            udp_at_last_bit: true,
+            limiters: (0..rl_rows).map(|_| RateLimiter::default()).collect(),
+            flow_rl: match sc.qcn {
+                Some(q) if q.per_destination => (0..n_flows)
+                    .map(|f| {
+                        let (s, d) = (flow_specs[f].src, flow_specs[f].dst);
+                        (0..f)
+                            .find(|&g| flow_specs[g].src == s && flow_specs[g].dst == d)
+                            .unwrap_or(f) as u32
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
+            flow_src_host,
+            flow_src_node,
+            switch_latency: sc
+                .nodes
+                .iter()
+                .map(|n| match &n.kind {
+                    NodeKind::Switch(s) => s.latency,
+                    NodeKind::Host(_) => Time::ZERO,
+                })
+                .collect(),
+            rl_rate: BinnedLevel::new(rl_rows, n_bins, sc.bin),
+            rl_occ: BinnedLevel::new(rl_rows, n_bins, sc.bin),
+            stability: sc
+                .metrics
+                .stability
+                .as_ref()
+                .map(|s| StabilityWatch::new(s.queue as u32, s.threshold, s.onset)),
+            flow_dst_host,
+            rl_target: BinnedLevel::new(if sc.qcn.is_some() { n_flows } else { 0 }, n_bins, sc.bin),
+            flow_tcp: Vec::new(),
+            tcp_params: Vec::new(),
+            tcp_tx: Vec::new(),
+            tcp_rx: Vec::new(),
+            tcp_dst_node: Vec::new(),
+            tcp_rto_at: Vec::new(),
+            tcp_delack_at: Vec::new(),
+            tcp_blocked: Vec::new(),
+            tcp_cwnd: BinnedLevel::new(0, n_bins, sc.bin),
+            tcp_retx: BinnedSum::new(0, n_bins, sc.bin),
+            tcp_timeouts: BinnedSum::new(0, n_bins, sc.bin),
+        };
+        let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
+        sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);
+        sim.udp_at_last_bit = !sim.scheme.watches_destinations();
+        if sc.qcn.is_some() {
+            for (f, &line) in lines.iter().enumerate() {
+                sim.rl_target.set(f, Time::ZERO, line as u64);
+            }
+        }
+        if let Some(tp) = sc.tcp {
+            sim.init_tcp(sc, &flow_specs, tp, n_bins);
+        }
+        // Without a limiter a flow may send at its line rate.
+        for f in 0..rl_rows {
+            let line = sim.line_rate(f as u32);
+            sim.rl_rate.set(f, Time::ZERO, line as u64);
+        }
+        sim
+    }
+}
+
+/// The scheme the scenario configures, with its state: congestion points
+/// on the queues named in `cp_queues`, reaction points for the flows
+/// (`lines`: each flow's line rate, bit/s), each with its random stream.
+fn scheme(
+    sc: &Scenario,
+    seed: u64,
+    cp_queues: &[Option<&str>],
+    flows: &[FlowSpec],
+    lines: &[f64],
+) -> Scheme {
+    let cp_stream = |queue: &str| stream(seed, component_key("cp", queue));
+    let flow_streams = |kind: &str| -> Vec<Stream> {
+        flows
+            .iter()
+            .map(|f| stream(seed, component_key(kind, &f.name)))
+            .collect()
+    };
+    if let Some(p) = sc.bcn {
+        let cps = cp_queues
+            .iter()
+            .map(|q| q.map(|queue| CongestionPoint::new(&p, cp_stream(queue))))
+            .collect();
+        // Only BCN(0,0) draws at the reaction point.
+        let rp_rng = match p.stop {
+            Some(_) => flow_streams("rp"),
+            None => Vec::new(),
+        };
+        let e2cm = sc.e2cm.map(|e| E2cm::new(e, flow_streams("probe")));
+        return Scheme::Bcn(Bcn::new(p, cps, rp_rng, e2cm));
+    }
+    if let Some(q) = sc.qcn {
+        let cps = cp_queues
+            .iter()
+            .map(|c| c.map(|queue| QcnCp::new(&q, cp_stream(queue))))
+            .collect();
+        return Scheme::Qcn(Qcn::new(q, cps, lines, flow_streams("rp")));
+    }
+    Scheme::None
+}

@@ -1,0 +1,121 @@
+//! Switches and sinks: a received frame is delivered at its host or
+//! admitted into its output queue (or dropped).
+
+use super::{Role, Simulator};
+use crate::net::frame::{Frame, FrameKind};
+use crate::net::routing::NO_ROUTE;
+use crate::scenario::spec::{BufferModel, PauseSpec};
+
+pub(super) struct SwitchState {
+    pub(super) buffer: BufferModel,
+    pub(super) queue_limit: Option<u64>,
+    pub(super) pause: Option<PauseSpec>,
+}
+
+impl Simulator {
+    pub(super) fn arrive(&mut self, port: u32, mut frame: Frame) {
+        let now = self.now;
+        let node = self.ports[port as usize].node as usize;
+        let sw = match &self.roles[node] {
+            Role::Host(h) => {
+                debug_assert_eq!(h.host_number, frame.dst_host, "hosts do not forward");
+                match frame.kind {
+                    FrameKind::Data if self.is_tcp(frame.flow) => self.tcp_segment(node, frame),
+                    FrameKind::Ack => self.tcp_ack(frame),
+                    FrameKind::Data => self.deliver_udp(node, frame, now),
+                    _ => self.control_at_host(node, frame),
+                }
+                return;
+            }
+            Role::Switch(sw) => sw,
+        };
+        let out = self.routes.next_port(node, frame.dst_host, frame.flow);
+        debug_assert_ne!(out, NO_ROUTE, "validated: every destination is reachable");
+        if !frame.is_data() && self.is_expedited(frame.kind) {
+            frame.in_port = port;
+            self.ports[out as usize].expedited.push_back(frame);
+            self.try_start(out);
+            return;
+        }
+        let size = frame.size as u64;
+        let o = &self.ports[out as usize];
+        let fits = match sw.buffer {
+            BufferModel::PerOutput { bytes } => o.occupancy + size <= bytes,
+            BufferModel::PerInput { bytes } => {
+                self.ports[port as usize].input_occupancy + size <= bytes
+            }
+            BufferModel::Unlimited => true,
+        } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
+        #[cfg(test)]
+        let fits = fits || self.fault == super::invariants::Fault::IgnoreBuffer(out);
+        if frame.is_data() && self.scheme.has_congestion_points() {
+            self.congestion_point(node, port, out, &frame);
+        }
+        if !fits {
+            let q = &mut self.queues[out as usize];
+            if matches!(frame.kind, FrameKind::Data | FrameKind::Ack) {
+                q.drops_frames += 1;
+                q.drops_bytes += size;
+                self.queue_drops.add(out as usize, now, 1);
+                self.frame_lost(&frame);
+                #[cfg(test)]
+                if self.fault == super::invariants::Fault::DoubleDrop {
+                    self.frame_lost(&frame);
+                }
+            } else {
+                q.cn_dropped += 1;
+                self.scheme.message_dropped(&frame);
+            }
+            return;
+        }
+        frame.in_port = port;
+        let o = &mut self.ports[out as usize];
+        o.queue.push_back(frame);
+        o.occupancy += size;
+        #[cfg(test)]
+        match self.fault {
+            super::invariants::Fault::LoseOccupancy(p) if p == out => o.occupancy -= size,
+            super::invariants::Fault::ExtraByte(p) if p == out => {
+                o.occupancy += 1;
+                self.fault = super::invariants::Fault::None;
+            }
+            _ => {}
+        }
+        let occ = o.occupancy;
+        self.ports[port as usize].input_occupancy += size;
+        self.check_admitted(node, port, out);
+        let q = &mut self.queues[out as usize];
+        q.max_occupancy = q.max_occupancy.max(occ);
+        self.occupancy_changed(out as usize, occ);
+        self.pause_check(node, out, port);
+        self.try_start(out);
+    }
+
+    /// A data frame or an ACK was dropped in the network: a UDP frame
+    /// counts against its flow's volume, a TCP segment or ACK as a loss
+    /// (TCP sends it again).
+    pub(super) fn frame_lost(&mut self, frame: &Frame) {
+        let f = frame.flow as usize;
+        match frame.kind {
+            FrameKind::Ack => self.flows[f].acks_dropped += 1,
+            _ if self.is_tcp(frame.flow) => self.flows[f].segments_dropped += 1,
+            _ => self.flows[f].volume.drop_frame(frame.size as u64),
+        }
+    }
+
+    /// Control frames of this kind travel in the expedited class.
+    pub(super) fn is_expedited(&self, kind: FrameKind) -> bool {
+        self.scheme.expedites(kind)
+    }
+
+    /// Record a queue's new occupancy (series and time to stability).
+    #[inline]
+    pub(super) fn occupancy_changed(&mut self, port: usize, occ: u64) {
+        self.queue_occ.set(port, self.now, occ);
+        if let Some(w) = &mut self.stability {
+            if w.queue as usize == port {
+                w.observe(self.now, occ);
+            }
+        }
+    }
+}

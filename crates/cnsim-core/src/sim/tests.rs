@@ -1,0 +1,344 @@
+//! The reaction point inside a running network: notifications are
+//! injected as events so their times and contents are exact.
+
+use super::*;
+use crate::net::frame::FrameKind;
+use crate::net::rate_limiter::NO_CP;
+use crate::scenario::{load, Format};
+
+/// H1 -- SW -- H2 at 10 Gb/s; H1 sends 1500 B frames at 90% of the line
+/// rate on the slot grid; the congestion point never samples on its own.
+fn sim(bcn_extra: &str) -> Simulator {
+    sim_with("", bcn_extra)
+}
+
+/// The same, with extra keys for H2.
+fn sim_with(h2_extra: &str, bcn_extra: &str) -> Simulator {
+    let bcn = format!("[bcn]\nsample_interval = \"1000MB\"\n{bcn_extra}");
+    let h1 = r#"response_time = "2us""#;
+    let sc = line_of_three(
+        "rp.toml",
+        "10ms",
+        ["", h1, h2_extra, r#"slot_offset = "0ns""#, &bcn],
+    );
+    let mut s = Simulator::new(&sc, 1);
+    s.start_sources();
+    s
+}
+
+/// H1 -- SW -- H2 at 10 Gb/s (0.5 us links, 1 us switch latency), H1
+/// offering 90% of the line rate to H2 for `duration`. `extra` adds keys
+/// to SW, H1, H2 and the source, then whole sections.
+fn line_of_three(name: &str, duration: &str, extra: [&str; 5]) -> Scenario {
+    let [sw, h1, h2, source, sections] = extra;
+    let text = format!(
+        r#"
+duration = "{duration}"
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us"
+[[switches]]
+name = "SW"
+latency = "1us"
+{sw}
+[[hosts]]
+name = "H1"
+{h1}
+[[hosts]]
+name = "H2"
+{h2}
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["SW", "H2"]
+[[sources]]
+host = "H1"
+to = "H2"
+load = 0.9
+{source}
+{sections}
+"#
+    );
+    load(&text, name, Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A notification handed to the switch at `t0`, addressed to H2 whose
+/// link drains at 1 Gb/s behind about 1 MB of queued data: the time at
+/// which it takes effect (the limiter of flow 0 counts it).
+fn notification_delay(expedite: bool) -> Time {
+    let mut s = sim_with(
+        r#"service = { rate = "1Gbps" }"#,
+        &format!("expedite = {expedite}"),
+    );
+    let t0 = Time::from_ms(1);
+    s.run_until(t0, None).unwrap();
+    assert!(s.ports[2].occupancy > 900_000, "{}", s.ports[2].occupancy);
+    let Role::Host(h2) = &s.roles[s.ports[3].node as usize] else {
+        unreachable!()
+    };
+    let frame = Frame {
+        created: t0,
+        flow: 0,
+        size: 64,
+        dst_host: h2.host_number,
+        in_port: 1,
+        cpid: 2,
+        aux: Frame::pack_fb(-100),
+        kind: FrameKind::Bcn,
+        qfb: 0,
+    };
+    let slot = s.parked.insert(frame) as u32;
+    s.events.schedule(t0, Event::Inject { port: 1, slot });
+    let mut t = t0;
+    while s.limiters[0].messages == 0 {
+        t = t + Time::from_us(1);
+        s.run_until(t, None).unwrap();
+    }
+    t - t0
+}
+
+#[test]
+fn expedited_frames_overtake_queued_data() {
+    // Behind the frame on the wire (at most 12 us at 1 Gb/s), then its
+    // own 0.512 us and 0.5 us of link: effect within 14 us.
+    let fast = notification_delay(true);
+    assert!(fast <= Time::from_us(14), "{fast}");
+    // Without the expedited class it waits its turn behind ~1 MB: > 7 ms.
+    let slow = notification_delay(false);
+    assert!(slow > Time::from_ms(7), "{slow}");
+}
+
+fn notify(s: &mut Simulator, at: Time, kind: FrameKind, fb: i16, cpid: u32) {
+    let frame = Frame {
+        created: at,
+        flow: 0,
+        size: 64,
+        dst_host: 0,
+        in_port: 0,
+        cpid,
+        aux: Frame::pack_fb(fb as i32),
+        kind,
+        qfb: 0,
+    };
+    s.schedule_notify(at, frame);
+}
+
+const CP: u32 = 2; // SW's port toward H2
+
+#[test]
+fn a_known_message_sequence_gives_the_hand_computed_rates() {
+    let mut s = sim("");
+    let t0 = Time::from_us(100);
+    notify(&mut s, t0, FrameKind::Bcn, -1875, CP);
+    notify(&mut s, t0 + Time::from_us(10), FrameKind::Bcn, -250, CP);
+    notify(&mut s, t0 + Time::from_us(20), FrameKind::Bcn, 175, CP);
+    // Positive feedback from another congestion point is ignored.
+    notify(&mut s, t0 + Time::from_us(30), FrameKind::Bcn, 1875, CP + 1);
+    s.run_until(t0 + Time::from_us(40), None).unwrap();
+    let rl = &s.limiters[0];
+    assert!(rl.active);
+    assert_eq!(rl.cpid, CP);
+    assert_eq!(rl.messages, 3);
+    let expected = 10e9 * (1.0 - 2.6e-4 * 1875.0) * (1.0 - 2.6e-4 * 250.0) + 0.53 * 175.0 * 1e6;
+    assert!(
+        (rl.rate - expected).abs() < 1e-3,
+        "{} vs {expected}",
+        rl.rate
+    );
+    assert_eq!(s.flows[0].rl_installs, 1);
+}
+
+#[test]
+fn frames_leave_the_limiter_tagged_and_spaced_at_its_rate() {
+    let mut s = sim("");
+    let t0 = Time::from_us(100);
+    notify(&mut s, t0, FrameKind::Bcn, -1875, CP); // 5.125 Gb/s
+    s.run_until(Time::from_ms(1), None).unwrap();
+    let before = s.flows[0].volume.delivered_bytes;
+    s.run_until(Time::from_ms(9), None).unwrap();
+    let after = s.flows[0].volume.delivered_bytes;
+    // 8 ms at 5.125 Gb/s: 5,125,000 B, within one frame.
+    let sent = (after - before) as i64;
+    assert!((sent - 5_125_000).abs() <= 1500, "{sent}");
+    // The source (9 Gb/s offered) now waits on a full limiter queue: no drops.
+    assert_eq!(s.limiters[0].bytes, 150_000 / 1500 * 1500);
+    assert_eq!(s.flows[0].volume.dropped_frames, 0);
+    // Frames in flight to H2 carry the congestion point's id.
+    let tagged = s.ports[CP as usize].queue.iter().all(|f| f.cpid == CP);
+    assert!(tagged);
+}
+
+#[test]
+fn drift_adds_rd_every_td_from_installation_and_releases_at_line_rate() {
+    let mut s = sim(r#"drift = { rate = "1Gbps", interval = "100us" }"#);
+    let t0 = Time::from_us(100);
+    notify(&mut s, t0, FrameKind::Bcn, -1875, CP); // 5.125 Gb/s
+    s.run_until(t0 + Time::from_us(300), None).unwrap();
+    // Ticks at t0 + 100 and t0 + 200 us; the one at t0 + 300 us is not yet handled.
+    assert!(
+        (s.limiters[0].rate - 7.125e9).abs() < 1e-3,
+        "{}",
+        s.limiters[0].rate
+    );
+    s.run_until(t0 + Time::from_us(300) + Time(1), None)
+        .unwrap();
+    assert!((s.limiters[0].rate - 8.125e9).abs() < 1e-3);
+    // Two more ticks reach the line rate (capped). The limiter stays
+    // until the backlog the source built up has drained (at 10 - 9 Gb/s
+    // net), then is released and frames go out untagged.
+    s.run_until(t0 + Time::from_us(600), None).unwrap();
+    assert_eq!(s.limiters[0].rate, 10e9);
+    assert!(s.limiters[0].active && !s.limiters[0].queue.is_empty());
+    s.run_until(t0 + Time::from_ms(3), None).unwrap();
+    assert!(!s.limiters[0].active);
+    assert_eq!(s.limiters[0].cpid, NO_CP);
+    s.run_until(t0 + Time::from_ms(3) + Time::from_us(10), None)
+        .unwrap();
+    assert!(s.ports[CP as usize].queue.iter().all(|f| f.cpid == NO_CP));
+}
+
+#[test]
+fn bcn00_stops_for_at_most_tmax_then_restarts_at_the_restart_rate() {
+    let mut s = sim(
+        r#"stop = { threshold = "100KB", tmax = "100us", restart_rate = "1Gbps" }
+min_rate = "1Gbps""#,
+    );
+    let t0 = Time::from_us(100);
+    notify(&mut s, t0, FrameKind::BcnStop, 0, CP);
+    s.run_until(t0 + Time(1), None).unwrap();
+    let rl = &s.limiters[0];
+    assert_eq!(rl.rate, 1e9);
+    assert_eq!(rl.cpid, CP);
+    let resume = rl.next_allowed;
+    assert!(
+        resume >= t0 && resume <= t0 + Time::from_us(100),
+        "{resume}"
+    );
+    // Nothing leaves the limiter before `resume`, then one frame per 12 us.
+    let queued_at_stop = rl.queue.len();
+    s.run_until(resume, None).unwrap();
+    assert!(s.limiters[0].queue.len() >= queued_at_stop);
+    let egress_before = s.queues[0].tx_bytes;
+    s.run_until(resume + Time::from_us(120), None).unwrap();
+    let sent = s.queues[0].tx_bytes - egress_before;
+    // 120 us at 1 Gb/s is 10 frames (11 if the first leaves at `resume`).
+    assert!((15_000..=16_500).contains(&sent), "{sent}");
+}
+
+/// H1 -- SW -- H2, H2 draining at 1 Gb/s, H1 offering 9 Gb/s, run for
+/// 5 ms with `fault` injected.
+fn faulty(
+    switch_extra: &str,
+    extra: &str,
+    fault: invariants::Fault,
+    no_checks: bool,
+) -> Result<RunResult, RunError> {
+    let sw = format!("buffer = \"150KB\"\n{switch_extra}");
+    let h2 = r#"service = { rate = "1Gbps" }"#;
+    let sc = line_of_three("fault.toml", "5ms", [&sw, "", h2, "", extra]);
+    let mut s = Simulator::new(&sc, 1);
+    s.fault = fault;
+    let opts = RunOptions {
+        no_checks,
+        ..RunOptions::default()
+    };
+    s.run(&sc, &opts)
+}
+
+fn violation(switch_extra: &str, extra: &str, fault: invariants::Fault) -> String {
+    match faulty(switch_extra, extra, fault, false) {
+        Err(RunError::Invariant(msg)) => msg,
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("{fault:?} went unnoticed"),
+    }
+}
+
+const PAUSE: &str = r#"pause = { mode = "global", xoff = "100KB", xon = "80KB" }"#;
+const BCN: &str = "[bcn]";
+use invariants::Fault;
+
+#[test]
+fn a_clean_run_passes_every_check() {
+    for (sw, extra) in [("", ""), (PAUSE, ""), ("", BCN)] {
+        faulty(sw, extra, Fault::None, false).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn each_broken_invariant_stops_the_run_and_is_named() {
+    let cases = [
+        (
+            "",
+            "",
+            Fault::LoseOccupancy(2),
+            "no negative occupancy",
+            "port SW->H2",
+        ),
+        (
+            "",
+            "",
+            Fault::IgnoreBuffer(2),
+            "no over-capacity occupancy",
+            "port SW->H2",
+        ),
+        (
+            PAUSE,
+            "",
+            Fault::IgnorePause,
+            "paused ports send nothing",
+            "port H1->SW",
+        ),
+        (
+            "",
+            "",
+            Fault::DeliverTwice,
+            "frames of a UDP flow arrive once and in order",
+            "node H2",
+        ),
+        (
+            r#"buffer_model = "unlimited""#,
+            "",
+            Fault::ExtraByte(2),
+            "conservation of bytes per queue",
+            "port SW->H2",
+        ),
+        (
+            "",
+            r#"[defaults.source]
+transport = "tcp""#,
+            Fault::TcpDeliverTwice,
+            "TCP delivers every byte once",
+            "node H2",
+        ),
+        (
+            "",
+            BCN,
+            Fault::RateAboveLine,
+            "rate limiters within [min rate, line rate]",
+            "node H1",
+        ),
+        (
+            "",
+            "",
+            Fault::DoubleDrop,
+            "conservation of bytes and frames per flow",
+            "node H1",
+        ),
+    ];
+    for (sw, extra, fault, invariant, place) in cases {
+        let msg = violation(sw, extra, fault);
+        assert!(
+            msg.starts_with(&format!("invariant violated: {invariant} (at ")),
+            "{fault:?}: {msg}"
+        );
+        assert!(
+            msg.contains(place) && msg.contains("seed 1"),
+            "{fault:?}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn checks_can_be_turned_off() {
+    assert!(faulty("", "", Fault::DeliverTwice, true).is_ok());
+}

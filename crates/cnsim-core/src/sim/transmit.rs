@@ -1,0 +1,152 @@
+//! Transmitters and links: starting and ending transmissions, handing
+//! frames to the link and to the receiving port.
+
+use super::{event::Event, Role, Simulator};
+use crate::flowctl::pause::PAUSE_FRAME_BYTES;
+use crate::net::frame::{Frame, FrameKind};
+use crate::net::port::TxState;
+use crate::units::Time;
+
+impl Simulator {
+    /// Start the next transmission if the port is idle.
+    #[inline(always)]
+    pub(super) fn try_start(&mut self, port: u32) {
+        if self.ports[port as usize].tx == TxState::Idle {
+            self.start_next(port);
+        }
+    }
+
+    /// `start_idle` out of line, for the many callers of `try_start`.
+    #[inline(never)]
+    pub(super) fn start_next(&mut self, port: u32) {
+        self.start_idle(port);
+    }
+
+    /// Start the next transmission on an idle port: PAUSE frames first (a
+    /// paused transmitter may still send them), then data unless paused.
+    /// Inlined where a port has just become idle (`tx_done`).
+    #[inline(always)]
+    pub(super) fn start_idle(&mut self, port: u32) {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        if let Some(q) = p.pause.pending.take() {
+            p.tx = TxState::Pause(q);
+            let done = now + p.rate.tx_time(PAUSE_FRAME_BYTES);
+            self.events.schedule(done, Event::TxDone { port });
+            return;
+        }
+        #[allow(unused_mut)]
+        let mut hold = p.pause.paused();
+        #[cfg(test)]
+        if self.fault == super::invariants::Fault::IgnorePause {
+            hold = false;
+        }
+        if hold {
+            return;
+        }
+        if let Some(f) = p.expedited.front() {
+            p.tx = TxState::Expedited;
+            let done = now + p.tx_time(now, f.size as u64);
+            self.events.schedule(done, Event::TxDone { port });
+        } else if let Some(f) = p.queue.front() {
+            p.tx = TxState::Data;
+            let done = now + p.tx_time(now, f.size as u64);
+            self.events.schedule(done, Event::TxDone { port });
+        } else {
+            return;
+        }
+        self.check_not_paused(port);
+    }
+
+    pub(super) fn tx_done(&mut self, port: u32) {
+        let now = self.now;
+        let pi = port as usize;
+        let tx = std::mem::replace(&mut self.ports[pi].tx, TxState::Idle);
+        self.frame_hops += 1;
+        match tx {
+            TxState::Pause(quanta) => self.pause_sent(port, quanta),
+            TxState::Data => {
+                let p = &mut self.ports[pi];
+                let frame = p.queue.pop_front().expect("a frame is on the wire");
+                self.check_dequeue(port, frame.size as u64);
+                let p = &mut self.ports[pi];
+                p.occupancy = p.occupancy.saturating_sub(frame.size as u64);
+                let occ = p.occupancy;
+                let node = p.node as usize;
+                self.queue_tx.add(pi, now, frame.size as u64);
+                self.queues[pi].tx_bytes += frame.size as u64;
+                self.occupancy_changed(pi, occ);
+                self.send_on_link(port, frame);
+                match &self.roles[node] {
+                    Role::Switch(_) => {
+                        let inp = &mut self.ports[frame.in_port as usize].input_occupancy;
+                        *inp = inp.saturating_sub(frame.size as u64);
+                        self.pause_check(node, port, frame.in_port);
+                    }
+                    Role::Host(_) => self.host_dequeued(node),
+                }
+            }
+            TxState::Expedited => {
+                let p = &mut self.ports[pi];
+                let frame = p.expedited.pop_front().expect("a frame is on the wire");
+                self.queue_tx.add(pi, now, frame.size as u64);
+                self.queues[pi].tx_bytes += frame.size as u64;
+                self.send_on_link(port, frame);
+            }
+            TxState::Idle => unreachable!("TxDone on an idle port"),
+        }
+        // Usually still idle (a waiting source may have started it).
+        if self.ports[pi].tx == TxState::Idle {
+            self.start_idle(port);
+        }
+    }
+
+    /// The last bit of `frame` left `port`: it is received at the peer
+    /// after the link delay and the receiving node's latency. Arrivals on a
+    /// link keep their order (the delay is constant), so the frame waits in
+    /// the peer's `arriving` line and the event names only the port.
+    ///
+    /// A UDP frame toward its destination host is delivered at once, with
+    /// its arrival time: nothing at a host reacts to it, so the event would
+    /// only cost time. (E2CM's destination measurement counts bytes when a
+    /// probe arrives, so with it frames take the event.) A frame that would
+    /// arrive after the end stays on the link.
+    #[inline]
+    pub(super) fn send_on_link(&mut self, port: u32, frame: Frame) {
+        let pi = port as usize;
+        let peer = self.ports[pi].peer;
+        let at = self.now + self.to_peer[pi];
+        if self.to_host[pi]
+            && frame.kind == FrameKind::Data
+            && at < self.end
+            && self.udp_at_last_bit
+            && !self.is_tcp(frame.flow)
+        {
+            let node = self.ports[peer as usize].node as usize;
+            self.deliver_udp(node, frame, at);
+            return;
+        }
+        self.ports[peer as usize].arriving.push_back(frame);
+        self.events.schedule(at, Event::Arrive { port: peer });
+    }
+
+    /// A UDP data frame reaches its destination host at `at`.
+    pub(super) fn deliver_udp(&mut self, node: usize, frame: Frame, at: Time) {
+        let f = frame.flow as usize;
+        self.flows[f].deliver(at, frame.created, frame.size as u64);
+        #[cfg(test)]
+        if self.fault == super::invariants::Fault::DeliverTwice {
+            self.flows[f].deliver(at, frame.created, frame.size as u64);
+        }
+        self.check_delivery(node, frame.flow, frame.udp_seq());
+        self.flow_rx.add(f, at, frame.size as u64);
+        self.scheme.delivered(frame.flow, frame.size);
+    }
+
+    /// `frame` takes effect at its flow's source at `at`.
+    pub(super) fn schedule_notify(&mut self, at: Time, frame: Frame) {
+        let flow = frame.flow;
+        let slot = self.parked.insert(frame) as u32;
+        self.events.schedule(at, Event::Notify { flow, slot });
+    }
+}
