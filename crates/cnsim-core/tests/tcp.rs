@@ -160,6 +160,6 @@ stop = "5ms"
     assert!(tcp.segments_sent > 0 && udp.segments_sent == 0);
     assert_eq!(
         r.summary.flows[0].transport,
-        cnsim_core::scenario::schema::Transport::Tcp
+        cnsim_core::transport::Transport::Tcp
     );
 }

@@ -4,7 +4,8 @@
 //! a comparison each; the whole-run ones run at the end.
 
 use super::{Role, Simulator};
-use crate::scenario::spec::{BufferModel, Scenario};
+use crate::net::topology::BufferModel;
+use crate::scenario::spec::Scenario;
 use crate::units::Time;
 
 /// A broken invariant, as found.
