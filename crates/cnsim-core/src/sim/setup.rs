@@ -2,7 +2,8 @@
 //! the per-flow and per-port state of the configured schemes.
 
 use super::{adapter::HostState, invariants, switch::SwitchState, Role, Simulator};
-use crate::cm::bcn::{Bcn, CongestionPoint};
+use crate::cm::bcn::CongestionPoint;
+use crate::cm::bcn_scheme::Bcn;
 use crate::cm::e2cm::E2cm;
 use crate::cm::qcn::{Qcn, QcnCp};
 use crate::cm::Scheme;
