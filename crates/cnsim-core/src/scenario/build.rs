@@ -287,7 +287,7 @@ impl<'a> Builder<'a> {
                 ));
             }
             let params = self.qcn(q)?;
-            self.check_floor_rate(params.min_rate, &root.key("qcn"), &scenario)?;
+            self.check_floor_rate(params.min_rate.0, &root.key("qcn"), &scenario)?;
             scenario.qcn = q.enabled.unwrap_or(true).then_some(params);
         }
         let tcp_sources: Vec<usize> = (0..scenario.sources.len())
