@@ -11,6 +11,10 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use std::hint::black_box;
 use std::path::PathBuf;
 
+#[path = "../tests/common/line.rs"]
+mod line;
+use line::Line;
+
 fn scenario(rel: &str) -> Scenario {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -45,35 +49,18 @@ fn study_a(c: &mut Criterion) {
 /// over `transport`, behind a 1 Gb/s drain from 40 ms to 60 ms (drops for
 /// UDP, losses and recovery for TCP), so TCP's whole state machine runs.
 fn transport_pair(transport: &str) -> Scenario {
-    let text = format!(
-        r#"
-duration = "100ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "2us"
-[[switches]]
-name = "SW"
-latency = "1us"
-buffer = "150KB"
-[[hosts]]
-name = "H1"
-egress = "150KB"
-[[hosts]]
-name = "H2"
-service = {{ rate = "1Gbps", start = "40ms", end = "60ms" }}
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["SW", "H2"]
-[[sources]]
-host = "H1"
-to = "H2"
-kind = "transactions"
-transaction = "9KB"
-transport = "{transport}"
-load = 0.5
-"#
-    );
+    let text = Line {
+        duration: "100ms",
+        delay: "2us",
+        switch: r#"buffer = "150KB""#,
+        h1: r#"egress = "150KB""#,
+        h2: r#"service = { rate = "1Gbps", start = "40ms", end = "60ms" }"#,
+        source: &format!(
+            "kind = \"transactions\"\ntransaction = \"9KB\"\ntransport = \"{transport}\"\nload = 0.5"
+        ),
+        ..Line::default()
+    }
+    .toml();
     cnsim_core::scenario::load(&text, "pair.toml", cnsim_core::Format::Toml, &[])
         .expect("valid scenario")
 }

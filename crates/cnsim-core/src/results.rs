@@ -2,7 +2,8 @@
 //! `summary.json`) and the binned series (row-major matrices).
 
 use crate::flowctl::watchdog::{Watchdog, WatchdogSpec};
-use crate::scenario::spec::{NodeKind, PlotSpec, Scenario};
+use crate::net::topology::NodeKind;
+use crate::scenario::spec::{PlotSpec, Scenario};
 use crate::units::Time;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -185,7 +186,7 @@ pub struct FlowSummary {
     pub source: String,
     pub src: String,
     pub dst: String,
-    pub transport: crate::scenario::schema::Transport,
+    pub transport: crate::transport::Transport,
     #[serde(flatten)]
     pub counters: FlowCounters,
 }

@@ -101,6 +101,18 @@ impl fmt::Display for Rate {
     }
 }
 
+/// A bit rate in bit/s held as a float, for schemes whose rate arithmetic
+/// is in floating point (QCN's reaction point).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, serde::Serialize)]
+#[serde(transparent)]
+pub struct RateF64(pub f64);
+
+impl From<Rate> for RateF64 {
+    fn from(r: Rate) -> RateF64 {
+        RateF64(r.0 as f64)
+    }
+}
+
 /// Why a unit string was rejected; the caller adds the field and location.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitError {

@@ -8,34 +8,15 @@ use common::*;
 /// H1 (per-destination queues, 100 us loop delay) -- SW -- H2, all links
 /// 10 Gb/s with 1 us of propagation, switch latency 2 us.
 fn one_hop(extra_host: &str, load: f64) -> String {
-    format!(
-        r#"
-duration = "5ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "1us"
-[[switches]]
-name = "SW"
-latency = "2us"
-[[hosts]]
-name = "H1"
-voq = true
-loop_delay = "100us"
-{extra_host}
-[[hosts]]
-name = "H2"
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["SW", "H2"]
-[[sources]]
-name = "S1"
-host = "H1"
-to = "H2"
-load = {load}
-slot_offset = "0ns"
-"#
-    )
+    Line {
+        duration: "5ms",
+        delay: "1us",
+        latency: "2us",
+        h1: &format!("voq = true\nloop_delay = \"100us\"\n{extra_host}"),
+        source: &format!("name = \"S1\"\nload = {load}\nslot_offset = \"0ns\""),
+        ..Line::default()
+    }
+    .toml()
 }
 
 #[test]

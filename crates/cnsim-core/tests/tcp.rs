@@ -7,37 +7,26 @@ use common::*;
 /// H1 -- SW -- H2 at 10 Gb/s; H1 writes 9 KB transactions over TCP to H2
 /// at `load` from 0 to 20 ms. `switch` and `h2` are extra keys.
 fn pair(duration: &str, load: f64, switch: &str, h2: &str) -> cnsim_core::RunResult {
-    let sc = load_str(&format!(
-        r#"
-duration = "{duration}"
-bin = "1ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "2us"
-[[switches]]
-name = "SW"
-latency = "1us"
-{switch}
-[[hosts]]
-name = "H1"
-egress = "150KB"
-[[hosts]]
-name = "H2"
-{h2}
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["SW", "H2"]
-[[sources]]
-host = "H1"
-to = "H2"
-kind = "transactions"
+    let source = format!(
+        r#"kind = "transactions"
 transaction = "9KB"
 transport = "tcp"
 load = {load}
-stop = "20ms"
-"#
-    ));
+stop = "20ms""#
+    );
+    let sc = load_str(
+        &Line {
+            duration,
+            delay: "2us",
+            top: r#"bin = "1ms""#,
+            switch,
+            h1: r#"egress = "150KB""#,
+            h2,
+            source: &source,
+            ..Line::default()
+        }
+        .toml(),
+    );
     run(&sc, None)
 }
 
@@ -160,6 +149,6 @@ stop = "5ms"
     assert!(tcp.segments_sent > 0 && udp.segments_sent == 0);
     assert_eq!(
         r.summary.flows[0].transport,
-        cnsim_core::scenario::schema::Transport::Tcp
+        cnsim_core::transport::Transport::Tcp
     );
 }

@@ -6,30 +6,12 @@ use common::*;
 /// H1 -- SW -- H2, 10 Gb/s, 0.5 us links, 1 us switch latency. Sources sit
 /// on the slot grid (slot_offset = 0) so production times are known.
 fn line(source: &str) -> String {
-    format!(
-        r#"
-duration = "1ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "0.5us"
-[[switches]]
-name = "SW"
-latency = "1us"
-[[hosts]]
-name = "H1"
-[[hosts]]
-name = "H2"
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["SW", "H2"]
-[[sources]]
-host = "H1"
-to = "H2"
-slot_offset = "0ns"
-{source}
-"#
-    )
+    Line {
+        duration: "1ms",
+        source: &format!("slot_offset = \"0ns\"\n{source}"),
+        ..Line::default()
+    }
+    .toml()
 }
 
 const SER: u64 = 1_200_000; // 1500 B at 10 Gb/s, ps

@@ -103,9 +103,9 @@ load = 0.1
 repeat = { i = "n" }
 "#,
     );
-    let estimate = cnsim_core::sim::budget::memory_estimate(&sc);
+    let estimate = cnsim_core::scenario::budget::memory_estimate(&sc);
     assert!(estimate > 2_000_000_000_000, "{estimate}");
-    if cnsim_core::sim::budget::available_memory().is_none() {
+    if cnsim_core::scenario::budget::available_memory().is_none() {
         return; // not Linux: nothing to compare with (and the run would try)
     }
     let started = std::time::Instant::now();

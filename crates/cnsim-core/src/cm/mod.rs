@@ -13,6 +13,7 @@
 //! hooks are a `match` on the enum: no dynamic dispatch.
 
 pub mod bcn;
+pub mod bcn_scheme;
 pub mod e2cm;
 pub mod qcn;
 
@@ -27,7 +28,7 @@ use crate::units::Time;
 pub enum Scheme {
     None,
     /// BCN and its variants; with a probe loop, E2CM.
-    Bcn(bcn::Bcn),
+    Bcn(bcn_scheme::Bcn),
     Qcn(qcn::Qcn),
 }
 

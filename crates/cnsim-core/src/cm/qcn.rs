@@ -11,7 +11,7 @@
 use super::{Arrival, CmTimer, Notice, Reaction, Rp, Sign, TimerRequest};
 use crate::engine::rng::{unit_open0, Stream};
 use crate::net::frame::{Frame, FrameKind};
-use crate::units::Time;
+use crate::units::{RateF64, Time};
 use serde::Serialize;
 
 /// How |Fb| is reduced to the 6-bit qFb.
@@ -40,8 +40,8 @@ pub struct QcnParams {
     pub expedite: bool,
     /// Decrease gain Gd per unit of qFb.
     pub gd: f64,
-    /// Floor of a limiter's rate, bit/s.
-    pub min_rate: f64,
+    /// Floor of a limiter's rate.
+    pub min_rate: RateF64,
     /// Largest fraction of CR one CNM takes off (rpgMinDecFac).
     pub max_decrease: f64,
     /// BC_LIMIT: bytes of one byte-counter cycle in fast recovery.
@@ -50,10 +50,10 @@ pub struct QcnParams {
     pub timer_period: Time,
     /// FAST_RECOVERY_TH: cycles of a counter before it leaves fast recovery.
     pub fast_recovery_threshold: u32,
-    /// Active-increase step R_AI of the target rate, bit/s.
-    pub r_ai: f64,
-    /// Hyper-active-increase step R_HAI, bit/s.
-    pub r_hai: f64,
+    /// Active-increase step R_AI of the target rate.
+    pub r_ai: RateF64,
+    /// Hyper-active-increase step R_HAI.
+    pub r_hai: RateF64,
     /// Total width of the jitter on byte-counter and timer reloads.
     pub rp_jitter: f64,
     /// HAI adds i·R_HAI, i = min(ByteStage, TimeStage) − FR_TH + 1; else R_HAI.
@@ -66,27 +66,36 @@ pub struct QcnParams {
 }
 
 impl Default for QcnParams {
-    /// The S2 values (PROTOCOLS.md 3.1 and 3.2).
+    /// The S2 values with 1000-byte kilobytes.
     fn default() -> Self {
+        QcnParams::with_kilobyte(1000)
+    }
+}
+
+impl QcnParams {
+    /// The S2 values (PROTOCOLS.md 3.1 and 3.2). Their sizes are given in
+    /// kilobytes (Qeq 26 KB, 150 KB intervals) and so follow the scenario's
+    /// `kilobyte`, as every size written in the file does.
+    pub fn with_kilobyte(kilobyte: u64) -> Self {
         QcnParams {
-            qeq: 26_000,
+            qeq: 26 * kilobyte,
             w: 2.0,
-            sample_base: 150_000,
+            sample_base: 150 * kilobyte,
             sample_jitter: 0.3,
             quantize: Quantize::Floor,
             message_bytes: 128,
             expedite: false,
             gd: 1.0 / 128.0,
-            min_rate: 10e6,
+            min_rate: RateF64(10e6),
             max_decrease: 0.5,
-            byte_limit: 150_000,
+            byte_limit: 150 * kilobyte,
             timer_period: Time::from_ms(15),
             fast_recovery_threshold: 5,
-            r_ai: 5e6,
-            r_hai: 50e6,
+            r_ai: RateF64(5e6),
+            r_hai: RateF64(50e6),
             rp_jitter: 0.3,
             hai_scaled: true,
-            rl_queue: 150_000,
+            rl_queue: 150 * kilobyte,
             per_destination: false,
         }
     }
@@ -283,7 +292,7 @@ impl QcnRp {
             self.tr = self.cr;
         }
         let factor = (1.0 - p.gd * qfb as f64).max(1.0 - p.max_decrease);
-        self.cr = (self.cr * factor).max(p.min_rate.min(self.cr));
+        self.cr = (self.cr * factor).max(p.min_rate.0.min(self.cr));
         self.byte_stage = 0;
         self.timer_stage = 0;
         self.bytes_left = jittered(p.byte_limit, p.rp_jitter, rng) as i64;
@@ -341,7 +350,7 @@ impl QcnRp {
     /// r_ai of it; CR is then set to the line rate exactly. The snap is needed
     /// because CR ← (CR + TR)/2 only approaches the line rate, never reaches it.
     pub fn at_line_rate(&mut self, p: &QcnParams, line: f64) -> bool {
-        let done = self.tr >= line && self.cr >= line - p.r_ai;
+        let done = self.tr >= line && self.cr >= line - p.r_ai.0;
         if done {
             self.cr = line;
         }
@@ -354,14 +363,14 @@ impl QcnRp {
         self.increases += 1;
         match self.stage(p) {
             RpStage::FastRecovery => {}
-            RpStage::ActiveIncrease => self.tr += p.r_ai,
+            RpStage::ActiveIncrease => self.tr += p.r_ai.0,
             RpStage::HyperActiveIncrease => {
                 let i = if p.hai_scaled {
                     self.byte_stage.min(self.timer_stage) - p.fast_recovery_threshold + 1
                 } else {
                     1
                 };
-                self.tr += i as f64 * p.r_hai;
+                self.tr += i as f64 * p.r_hai.0;
             }
         }
         self.tr = self.tr.min(line);

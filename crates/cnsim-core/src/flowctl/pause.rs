@@ -4,6 +4,28 @@
 
 use crate::units::{Rate, Time};
 
+/// When a switch sends PAUSE (`mode` in a scenario's `[switch.pause]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseMode {
+    Off,
+    /// An output buffer at XOFF pauses every other port of the switch.
+    Global,
+    /// Each input is paused on its own occupancy (input-partitioned memory).
+    PerInput,
+}
+
+/// A switch's PAUSE configuration, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PauseSpec {
+    pub mode: PauseMode,
+    /// Occupancy (bytes) at or above which XOFF is sent.
+    pub xoff: u64,
+    /// Occupancy (bytes) at or below which XON is sent.
+    pub xon: u64,
+    pub refresh: bool,
+}
+
 /// A PAUSE frame is a minimum-size MAC control frame.
 pub const PAUSE_FRAME_BYTES: u64 = 64;
 /// One pause quantum is 512 bit times.

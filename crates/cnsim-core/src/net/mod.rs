@@ -4,3 +4,4 @@ pub mod frame;
 pub mod port;
 pub mod rate_limiter;
 pub mod routing;
+pub mod topology;

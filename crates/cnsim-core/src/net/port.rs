@@ -4,9 +4,31 @@
 
 use super::frame::Frame;
 use crate::flowctl::pause::PortPause;
-use crate::scenario::spec::ServiceSchedule;
 use crate::units::{Rate, Time};
 use std::collections::VecDeque;
+
+/// The rate at which the link into a host is drained: the full link rate,
+/// except while the schedule says "reduced".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ServiceSchedule {
+    pub rate: Rate,
+    pub start: Time,
+    pub end: Time,
+    /// `Some((period, reduced))`: in each period from `start`, the first `reduced` is at `rate`.
+    pub periodic: Option<(Time, Time)>,
+}
+
+impl ServiceSchedule {
+    pub fn is_reduced(&self, t: Time) -> bool {
+        if t < self.start || t >= self.end {
+            return false;
+        }
+        match self.periodic {
+            None => true,
+            Some((period, reduced)) => (t.0 - self.start.0) % period.0 < reduced.0,
+        }
+    }
+}
 
 pub struct Port {
     pub node: u32,

@@ -14,7 +14,7 @@
 //! lists its switches first, so that is one row per switch): a host's
 //! route is its only port, and the engine asks the table at switches only.
 
-use crate::scenario::spec::{LinkSpec, NodeSpec};
+use super::topology::{LinkSpec, NodeSpec};
 use std::collections::{HashMap, VecDeque};
 
 pub const NO_ROUTE: u32 = u32::MAX;

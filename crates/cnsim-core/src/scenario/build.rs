@@ -2,9 +2,9 @@
 //! convert units, resolve names, check the topology. Every rejection is a
 //! `ScenarioError` with its location.
 
-use super::error::{with_suggestion, FieldPath, Locator, ScenarioError};
+use super::entry::Entry;
+use super::error::{unknown_name, with_suggestion, FieldPath, Locator, ScenarioError};
 use super::names;
-use super::repeat::Entry;
 use super::schema::*;
 use super::spec::*;
 use crate::flowctl::watchdog::WatchdogSpec;
@@ -35,7 +35,7 @@ pub fn from_toml(
 ) -> Result<Scenario, ScenarioError> {
     let mut loc = Locator::toml(origin, text);
     let mut doc = toml::de::DeTable::parse(text).map_err(|e| toml_error(&loc, e, String::new()))?;
-    super::repeat::check_written_entries(doc.get_ref(), &loc)?;
+    super::entry::check_written_entries(doc.get_ref(), &loc)?;
     loc.set_overrides(super::overrides::apply_toml(
         doc.get_mut(),
         text.len(),
@@ -59,7 +59,7 @@ pub fn from_toml(
 pub fn from_json(
     text: &str,
     origin: &str,
-    applied: Vec<super::overrides::Applied>,
+    applied: Vec<super::error::Applied>,
 ) -> Result<Scenario, ScenarioError> {
     let mut loc = Locator::none(origin);
     loc.set_overrides(applied);
@@ -287,7 +287,7 @@ impl<'a> Builder<'a> {
                 ));
             }
             let params = self.qcn(q)?;
-            self.check_floor_rate(params.min_rate, &root.key("qcn"), &scenario)?;
+            self.check_floor_rate(params.min_rate.0, &root.key("qcn"), &scenario)?;
             scenario.qcn = q.enabled.unwrap_or(true).then_some(params);
         }
         let tcp_sources: Vec<usize> = (0..scenario.sources.len())
@@ -1158,7 +1158,7 @@ impl<'a> Builder<'a> {
                     names::check(n).map_err(|m| self.err(&p.key("name"), m))?;
                     n.clone()
                 }
-                None => default_source_name(host_name, single),
+                None => names::default_source_name(host_name, single),
             };
             if let Some(first) = names.insert(name.clone(), p) {
                 let np = if s.name.is_some() {
@@ -1327,36 +1327,12 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// A source without a `name` is called "HOST->DST" when it has one
-/// destination and "HOST" otherwise.
-pub fn default_source_name(host: &str, single_destination: Option<&str>) -> String {
-    match single_destination {
-        Some(d) => format!("{host}->{d}"),
-        None => host.to_string(),
-    }
-}
-
 fn link_rate_of(host: usize, links: &[LinkSpec]) -> Rate {
     links
         .iter()
         .find(|l| l.a == host || l.b == host)
         .map(|l| l.rate)
         .unwrap_or(DEFAULT_LINK_RATE)
-}
-
-pub(super) fn unknown_name<'n>(
-    what: &str,
-    n: &str,
-    known: impl Iterator<Item = &'n String>,
-) -> String {
-    let best = known
-        .map(|k| (strsim::jaro_winkler(n, k), k))
-        .filter(|(s, _)| *s > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)));
-    match best {
-        Some((_, k)) => format!("unknown {what} '{n}' (did you mean '{k}'?)"),
-        None => format!("unknown {what} '{n}'"),
-    }
 }
 
 /// Flow names are unique: a source with several destinations names its

@@ -7,7 +7,7 @@ use super::schema::{RawBcn, RawBcnStop, RawDrift, RawE2cm, RawQcn};
 use crate::cm::bcn::{BcnParams, DriftParams, Sampling, StopParams, PAGE_BYTES};
 use crate::cm::e2cm::{E2cmParams, Measure};
 use crate::cm::qcn::{QcnParams, Quantize};
-use crate::units::{Rate, Time};
+use crate::units::{Rate, RateF64, Time};
 
 impl Builder<'_> {
     /// A BCN-style loop's parameters from the table at `bp`.
@@ -120,7 +120,7 @@ impl Builder<'_> {
                 ));
             }
         }
-        let rl_queue = self.rl_queue(&raw.rl_queue, &bp.key("rl_queue"))?;
+        let rl_queue = self.rl_queue(&raw.rl_queue, &bp.key("rl_queue"), 150 * self.kilobyte())?;
         let message_bytes = match &raw.message {
             Some(s) => self.frame_size(s, &bp.key("message"))?,
             None => 64,
@@ -239,7 +239,7 @@ impl Builder<'_> {
     /// The `[qcn]` section, with study C's (802.1Qau) values as defaults.
     pub(super) fn qcn(&self, raw: &RawQcn) -> Result<QcnParams, ScenarioError> {
         let qp = FieldPath::root().key("qcn");
-        let d = QcnParams::default();
+        let d = QcnParams::with_kilobyte(self.kilobyte());
         let positive_size = |v: &Option<String>, key: &str, default: u64| {
             let Some(s) = v else { return Ok(default) };
             let b = self.size(s, &qp.key(key))?;
@@ -258,9 +258,9 @@ impl Builder<'_> {
             }
             Ok(v)
         };
-        let rate = |v: &Option<String>, key: &str, default: f64| {
-            Ok::<f64, ScenarioError>(match self.opt_rate(v, &qp.key(key))? {
-                Some(r) => r.0 as f64,
+        let rate = |v: &Option<String>, key: &str, default: RateF64| {
+            Ok::<RateF64, ScenarioError>(match self.opt_rate(v, &qp.key(key))? {
+                Some(r) => r.into(),
                 None => default,
             })
         };
@@ -293,7 +293,7 @@ impl Builder<'_> {
                 "expected at least one fast-recovery cycle, found 0",
             ));
         }
-        let rl_queue = self.rl_queue(&raw.rl_queue, &qp.key("rl_queue"))?;
+        let rl_queue = self.rl_queue(&raw.rl_queue, &qp.key("rl_queue"), d.rl_queue)?;
         let max_decrease = raw.max_decrease.unwrap_or(d.max_decrease);
         if !(max_decrease > 0.0 && max_decrease <= 1.0) {
             return Err(self.err(
@@ -302,17 +302,13 @@ impl Builder<'_> {
             ));
         }
         let min_rate = rate(&raw.min_rate, "min_rate", d.min_rate)?;
-        if min_rate <= 0.0 {
+        if min_rate.0 <= 0.0 {
             return Err(self.err(&qp.key("min_rate"), "expected a rate above zero, found 0"));
         }
         Ok(QcnParams {
-            qeq: positive_size(&raw.qeq, "qeq", 26 * self.kilobyte())?,
+            qeq: positive_size(&raw.qeq, "qeq", d.qeq)?,
             w: self.gain(raw.w, d.w, &qp.key("w"))?,
-            sample_base: positive_size(
-                &raw.sample_interval,
-                "sample_interval",
-                150 * self.kilobyte(),
-            )?,
+            sample_base: positive_size(&raw.sample_interval, "sample_interval", d.sample_base)?,
             sample_jitter: fraction(raw.sample_jitter, "sample_jitter", d.sample_jitter, 1.0)?,
             quantize,
             message_bytes: match &raw.message {
@@ -323,7 +319,7 @@ impl Builder<'_> {
             gd: fraction(raw.gd, "gd", d.gd, 1.0)?,
             min_rate,
             max_decrease,
-            byte_limit: positive_size(&raw.byte_limit, "byte_limit", 150 * self.kilobyte())?,
+            byte_limit: positive_size(&raw.byte_limit, "byte_limit", d.byte_limit)?,
             timer_period,
             fast_recovery_threshold,
             r_ai: rate(&raw.r_ai, "r_ai", d.r_ai)?,
@@ -365,12 +361,17 @@ impl Builder<'_> {
     }
 
     /// A rate limiter's queue: a size of at least one jumbo frame, or
-    /// "unlimited"; 150 KB if not given.
-    fn rl_queue(&self, v: &Option<String>, p: &FieldPath) -> Result<u64, ScenarioError> {
+    /// "unlimited"; `default` if not given.
+    fn rl_queue(
+        &self,
+        v: &Option<String>,
+        p: &FieldPath,
+        default: u64,
+    ) -> Result<u64, ScenarioError> {
         let bytes = match v {
             Some(s) if s == "unlimited" => u64::MAX,
             Some(s) => self.size(s, p)?,
-            None => 150 * self.kilobyte(),
+            None => default,
         };
         if bytes < FRAME_RANGE.1 {
             return Err(self.err(

@@ -124,7 +124,7 @@ pub struct Locator {
     doc: std::cell::OnceCell<Option<toml_edit::Document<String>>>,
     /// The `--set` overrides applied to the text: errors about the values
     /// they set are theirs, not the file's.
-    overrides: Vec<super::overrides::Applied>,
+    overrides: Vec<Applied>,
 }
 
 impl Locator {
@@ -153,13 +153,13 @@ impl Locator {
         &self.origin
     }
 
-    pub fn set_overrides(&mut self, applied: Vec<super::overrides::Applied>) {
+    pub fn set_overrides(&mut self, applied: Vec<Applied>) {
         self.overrides = applied;
     }
 
     /// The override that set the value at `path` (or a table holding it):
     /// the last one, as it wins.
-    fn set_by(&self, path: &FieldPath) -> Option<&super::overrides::Applied> {
+    fn set_by(&self, path: &FieldPath) -> Option<&Applied> {
         if self.overrides.is_empty() {
             return None;
         }
@@ -355,6 +355,41 @@ pub fn with_suggestion(message: &str) -> String {
             format!("unknown {kind} '{found}' (did you mean '{c}'?); expected one of {expected}")
         }
         None => format!("unknown {kind} '{found}'; expected one of {expected}"),
+    }
+}
+
+/// One override as applied: what errors about its value are attributed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// "--set KEY=VALUE", the origin of errors about the value.
+    pub origin: String,
+    /// The path of what it put in (the value, or the outermost table it
+    /// made on the way), entries chosen by name resolved to their index.
+    pub path: FieldPath,
+}
+
+impl Applied {
+    pub(super) fn new(key: &str, value: &str, path: FieldPath) -> Self {
+        Applied {
+            origin: format!("--set {key}={value}"),
+            path,
+        }
+    }
+}
+
+/// "unknown WHAT 'N'", naming the known name closest to `n` if one is close.
+pub(super) fn unknown_name<'n>(
+    what: &str,
+    n: &str,
+    known: impl Iterator<Item = &'n String>,
+) -> String {
+    let best = known
+        .map(|k| (strsim::jaro_winkler(n, k), k))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)));
+    match best {
+        Some((_, k)) => format!("unknown {what} '{n}' (did you mean '{k}'?)"),
+        None => format!("unknown {what} '{n}'"),
     }
 }
 

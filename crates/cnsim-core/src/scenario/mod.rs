@@ -1,8 +1,11 @@
 //! Scenario files: schema, validation with located errors, overrides.
 
+pub mod budget;
 pub mod build;
 mod build_cm;
 mod build_transport;
+mod describe;
+mod entry;
 pub mod error;
 pub mod input;
 pub mod names;

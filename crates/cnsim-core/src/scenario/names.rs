@@ -45,6 +45,15 @@ pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// A source without a `name` is called "HOST->DST" when it has one
+/// destination and "HOST" otherwise.
+pub fn default_source_name(host: &str, single_destination: Option<&str>) -> String {
+    match single_destination {
+        Some(d) => format!("{host}->{d}"),
+        None => host.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 //! (`3`, `0.5`, `true`, `["a", "b"]`); anything else is taken as a string
 //! (`20ms`, `150KB`). Missing tables on the way are created.
 
-use super::error::{FieldPath, ScenarioError};
+use super::error::{Applied, FieldPath, ScenarioError};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
@@ -81,25 +81,6 @@ fn parse_path(key: &str) -> Result<Vec<Step>, ScenarioError> {
         }
     }
     Ok(steps)
-}
-
-/// One override as applied: what errors about its value are attributed to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
-    /// "--set KEY=VALUE", the origin of errors about the value.
-    pub origin: String,
-    /// The path of what it put in (the value, or the outermost table it
-    /// made on the way), entries chosen by name resolved to their index.
-    pub path: FieldPath,
-}
-
-impl Applied {
-    fn new(key: &str, value: &str, path: FieldPath) -> Self {
-        Applied {
-            origin: format!("--set {key}={value}"),
-            path,
-        }
-    }
 }
 
 fn toml_literal(value: &str) -> toml_edit::Value {
@@ -246,7 +227,7 @@ fn de_element_name(entry: &DeValue) -> Option<String> {
 fn entry_name(name: Option<&str>, host: Option<&str>, to: Option<&str>) -> Option<String> {
     match (name, host) {
         (Some(n), _) => Some(n.to_string()),
-        (None, Some(h)) => Some(super::build::default_source_name(
+        (None, Some(h)) => Some(super::names::default_source_name(
             h,
             to.filter(|t| *t != "*"),
         )),

@@ -9,58 +9,12 @@
 //! its own: its path is its template's (`hosts[2]`) plus a `Seg::Copy`, so
 //! its errors point at the template's line and end with "(copy e=3, j=1)".
 
-use super::build::{unknown_name, Builder};
-use super::error::{FieldPath, Locator, ScenarioError};
+use super::build::Builder;
+use super::entry::{Entries, Entry, MAX_ENTRIES};
+use super::error::{unknown_name, FieldPath, ScenarioError};
 use super::schema::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use toml::de::{DeTable, DeValue};
-
-/// Most entries (of all kinds, after expansion and with those of
-/// `[topology]`) a scenario may have: far
-/// beyond any topology the engine is meant for, and it turns a typo such as
-/// `edges = 1000000000` into an error instead of an exhausted memory.
-pub(super) const MAX_ENTRIES: u64 = 1_000_000;
-
-/// Refuses a file that writes out more than `MAX_ENTRIES` entries without
-/// `repeat`, before they are deserialized: a file of a million
-/// `[[hosts]]` is refused at once instead of after building each of them.
-/// Expansion counts again, with copies and `[topology]`.
-pub(super) fn check_written_entries(doc: &DeTable, loc: &Locator) -> Result<(), ScenarioError> {
-    let mut total = 0u64;
-    for kind in ["switches", "hosts", "links", "sources"] {
-        let Some(DeValue::Array(entries)) = doc.get(kind).map(|v| v.get_ref()) else {
-            continue;
-        };
-        for (i, e) in entries.iter().enumerate() {
-            let plain = matches!(e.get_ref(), DeValue::Table(t) if !t.contains_key("repeat"));
-            total += u64::from(plain);
-            if total > MAX_ENTRIES {
-                return Err(loc.error_at(
-                    Some(e.span().start),
-                    format!("{kind}[{i}]"),
-                    format!("expected at most {MAX_ENTRIES} entries in the scenario, found more (this is entry {total})"),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// An entry after expansion, with the path its errors are reported at.
-pub(super) struct Entry<T> {
-    pub path: FieldPath,
-    pub raw: T,
-}
-
-/// The entries of a scenario after expansion: template order, and the
-/// copies of one template in cross-product order.
-pub(super) struct Entries {
-    pub switches: Vec<Entry<RawSwitch>>,
-    pub hosts: Vec<Entry<RawHost>>,
-    pub links: Vec<Entry<RawLink>>,
-    pub sources: Vec<Entry<RawSource>>,
-}
 
 type NameVisitor<'f> = dyn FnMut(&mut String, FieldPath) -> Result<(), ScenarioError> + 'f;
 

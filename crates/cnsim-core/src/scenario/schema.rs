@@ -5,6 +5,9 @@
 
 use serde::Deserialize;
 
+pub use crate::flowctl::pause::PauseMode;
+pub use crate::transport::Transport;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawScenario {
@@ -146,16 +149,6 @@ pub enum BufferModelKind {
     Unlimited,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PauseMode {
-    Off,
-    /// An output buffer at XOFF pauses every other port of the switch.
-    Global,
-    /// Each input is paused on its own occupancy (input-partitioned memory).
-    PerInput,
-}
-
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPause {
@@ -221,16 +214,6 @@ pub enum SourceKind {
     Bernoulli,
     /// One transaction per transaction slot with probability `load`, split into frames.
     Transactions,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    /// Frames go out as produced (only the adapter may hold them back).
-    #[default]
-    Udp,
-    /// Units are appended to one TCP NewReno connection per destination.
-    Tcp,
 }
 
 #[derive(Debug, Clone, Deserialize)]

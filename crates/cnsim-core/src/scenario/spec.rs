@@ -1,9 +1,13 @@
 //! The resolved scenario: every default applied, every unit converted, every
 //! name turned into an index. This is what the simulator is built from.
 
-use crate::scenario::schema::{PauseMode, SourceKind, Transport};
+use crate::scenario::schema::{SourceKind, Transport};
 use crate::units::{Rate, Time};
 use serde::Serialize;
+
+pub use crate::flowctl::pause::PauseSpec;
+pub use crate::net::port::ServiceSchedule;
+pub use crate::net::topology::{BufferModel, HostSpec, LinkSpec, NodeKind, NodeSpec, SwitchSpec};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Scenario {
@@ -29,108 +33,6 @@ pub struct Scenario {
     /// hash: it does not change what one run simulates.
     #[serde(skip_serializing)]
     pub sweep: Option<crate::scenario::schema::RawSweep>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct NodeSpec {
-    pub name: String,
-    pub kind: NodeKind,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub enum NodeKind {
-    Switch(SwitchSpec),
-    Host(HostSpec),
-}
-
-impl NodeSpec {
-    pub fn is_host(&self) -> bool {
-        matches!(self.kind, NodeKind::Host(_))
-    }
-    pub fn response_time(&self) -> Time {
-        match &self.kind {
-            NodeKind::Switch(s) => s.response_time,
-            NodeKind::Host(h) => h.response_time,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum BufferModel {
-    PerOutput { bytes: u64 },
-    PerInput { bytes: u64 },
-    Unlimited,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct PauseSpec {
-    pub mode: PauseMode,
-    /// Occupancy (bytes) at or above which XOFF is sent.
-    pub xoff: u64,
-    /// Occupancy (bytes) at or below which XON is sent.
-    pub xon: u64,
-    pub refresh: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SwitchSpec {
-    /// Store-and-forward latency from full reception to the output queue.
-    pub latency: Time,
-    /// Delay before a received PAUSE frame takes effect.
-    pub response_time: Time,
-    pub buffer: BufferModel,
-    pub queue_limit: Option<u64>,
-    pub pause: Option<PauseSpec>,
-    /// Output queues are congestion points (when a scheme is configured).
-    pub congestion_point: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct HostSpec {
-    /// Egress buffer; `None` is unlimited.
-    pub egress: Option<u64>,
-    /// Sources stop producing when the next frame would take occupancy above this.
-    pub egress_high: Option<u64>,
-    /// Stopped sources resume once occupancy is at or below this.
-    pub egress_low: Option<u64>,
-    pub response_time: Time,
-    /// Service-rate schedule of the link into this host.
-    pub service: Option<ServiceSchedule>,
-    /// Per-flow queues in front of the egress buffer (see `RawHost::voq`).
-    pub voq: bool,
-    /// Delay from the per-flow queues to the egress buffer.
-    pub loop_delay: Time,
-}
-
-/// The rate at which the link into a host is drained: the full link rate,
-/// except while the schedule says "reduced".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ServiceSchedule {
-    pub rate: Rate,
-    pub start: Time,
-    pub end: Time,
-    /// `Some((period, reduced))`: in each period from `start`, the first `reduced` is at `rate`.
-    pub periodic: Option<(Time, Time)>,
-}
-
-impl ServiceSchedule {
-    pub fn is_reduced(&self, t: Time) -> bool {
-        if t < self.start || t >= self.end {
-            return false;
-        }
-        match self.periodic {
-            None => true,
-            Some((period, reduced)) => (t.0 - self.start.0) % period.0 < reduced.0,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct LinkSpec {
-    pub a: usize,
-    pub b: usize,
-    pub rate: Rate,
-    pub delay: Time,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -237,34 +139,5 @@ impl Scenario {
             ));
         }
         out
-    }
-}
-
-impl Scenario {
-    /// A short description with names resolved: what `cnsim validate` shows.
-    pub fn describe(&self) -> serde_json::Value {
-        let node_name = |i: usize| self.nodes[i].name.clone();
-        serde_json::json!({
-            "name": self.name,
-            "duration_s": self.duration.as_secs_f64(),
-            "seed": self.seed,
-            "bin_s": self.bin.as_secs_f64(),
-            "nodes": self.nodes.iter().map(|n| serde_json::json!({
-                "name": n.name,
-                "kind": if n.is_host() { "host" } else { "switch" },
-            })).collect::<Vec<_>>(),
-            "links": self.links.iter().map(|l| serde_json::json!({
-                "a": node_name(l.a), "b": node_name(l.b),
-                "rate_bps": l.rate.0, "delay_s": l.delay.as_secs_f64(),
-            })).collect::<Vec<_>>(),
-            "flows": self.flows().iter().map(|f| serde_json::json!({
-                "name": f.name, "source": self.sources[f.source].name,
-                "src": node_name(f.src), "dst": node_name(f.dst),
-            })).collect::<Vec<_>>(),
-            "queues": self.queue_names(),
-            "plot": self.plot,
-            "sweep": self.sweep,
-            "memory_estimate_bytes": crate::sim::budget::memory_estimate(self),
-        })
     }
 }

@@ -17,8 +17,9 @@
 //! `[topology]` and name the entry ("(generated entry 'E1.2')").
 
 use super::build::Builder;
+use super::entry::{Entry, MAX_ENTRIES};
 use super::error::{FieldPath, ScenarioError};
-use super::repeat::{unknown_param, Entry, MAX_ENTRIES};
+use super::repeat::unknown_param;
 use super::schema::*;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -4,7 +4,8 @@
 //! a comparison each; the whole-run ones run at the end.
 
 use super::{Role, Simulator};
-use crate::scenario::spec::{BufferModel, Scenario};
+use crate::net::topology::BufferModel;
+use crate::scenario::spec::Scenario;
 use crate::units::Time;
 
 /// A broken invariant, as found.
@@ -195,7 +196,7 @@ impl Simulator {
 pub(super) fn rate_floor(sc: &Scenario) -> f64 {
     let bcn = sc.bcn.map(|p| p.min_rate.0 as f64);
     let e2cm = sc.e2cm.map(|e| e.control.min_rate.0 as f64);
-    let qcn = sc.qcn.map(|q| q.min_rate);
+    let qcn = sc.qcn.map(|q| q.min_rate.0);
     let floor = [bcn, e2cm, qcn]
         .into_iter()
         .flatten()

@@ -3,10 +3,9 @@
 //! ports' state are `flowctl`'s; this is where the engine applies them.
 
 use super::{event::Event, switch::SwitchState, Role, Simulator};
-use crate::flowctl::pause::{pause_duration, PauseEffect, XOFF_QUANTA};
+use crate::flowctl::pause::{pause_duration, PauseEffect, PauseMode, XOFF_QUANTA};
 use crate::flowctl::watchdog::PausedPorts;
 use crate::net::port::Port;
-use crate::scenario::schema::PauseMode;
 use crate::units::Time;
 
 /// The ports as the PAUSE watchdog sees them.

@@ -2,7 +2,8 @@
 //! the per-flow and per-port state of the configured schemes.
 
 use super::{adapter::HostState, invariants, switch::SwitchState, Role, Simulator};
-use crate::cm::bcn::{Bcn, CongestionPoint};
+use crate::cm::bcn::CongestionPoint;
+use crate::cm::bcn_scheme::Bcn;
 use crate::cm::e2cm::E2cm;
 use crate::cm::qcn::{Qcn, QcnCp};
 use crate::cm::Scheme;
@@ -14,10 +15,11 @@ use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::port::Port;
 use crate::net::rate_limiter::RateLimiter;
 use crate::net::routing::{adjacency, Routes};
+use crate::net::topology::NodeKind;
 use crate::results::{FlowCounters, QueueCounters, StabilityWatch};
 use crate::scenario::schema::SourceKind;
 use crate::scenario::spec::FlowSpec;
-use crate::scenario::spec::{NodeKind, Scenario};
+use crate::scenario::spec::Scenario;
 use crate::traffic::source::{Source, SourceParams};
 use crate::units::Time;
 use slab::Slab;

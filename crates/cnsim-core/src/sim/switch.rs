@@ -2,9 +2,10 @@
 //! admitted into its output queue (or dropped).
 
 use super::{Role, Simulator};
+use crate::flowctl::pause::PauseSpec;
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::routing::NO_ROUTE;
-use crate::scenario::spec::{BufferModel, PauseSpec};
+use crate::net::topology::BufferModel;
 
 pub(super) struct SwitchState {
     pub(super) buffer: BufferModel,

@@ -10,9 +10,9 @@ use super::{Event, Role, Simulator, Waiter};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::rate_limiter::NO_CP;
-use crate::scenario::schema::Transport;
 use crate::scenario::spec::{FlowSpec, Scenario};
 use crate::transport::tcp::{AckAction, TcpParams, TcpReceiver, TcpSender};
+use crate::transport::Transport;
 use crate::units::Time;
 
 impl Simulator {

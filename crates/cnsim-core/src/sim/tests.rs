@@ -6,6 +6,10 @@ use crate::net::frame::FrameKind;
 use crate::net::rate_limiter::NO_CP;
 use crate::scenario::{load, Format};
 
+#[path = "../../tests/common/line.rs"]
+mod line;
+use line::Line;
+
 /// H1 -- SW -- H2 at 10 Gb/s; H1 sends 1500 B frames at 90% of the line
 /// rate on the slot grid; the congestion point never samples on its own.
 fn sim(bcn_extra: &str) -> Simulator {
@@ -30,35 +34,17 @@ fn sim_with(h2_extra: &str, bcn_extra: &str) -> Simulator {
 /// offering 90% of the line rate to H2 for `duration`. `extra` adds keys
 /// to SW, H1, H2 and the source, then whole sections.
 fn line_of_three(name: &str, duration: &str, extra: [&str; 5]) -> Scenario {
-    let [sw, h1, h2, source, sections] = extra;
-    let text = format!(
-        r#"
-duration = "{duration}"
-[defaults.link]
-rate = "10Gbps"
-delay = "0.5us"
-[[switches]]
-name = "SW"
-latency = "1us"
-{sw}
-[[hosts]]
-name = "H1"
-{h1}
-[[hosts]]
-name = "H2"
-{h2}
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["SW", "H2"]
-[[sources]]
-host = "H1"
-to = "H2"
-load = 0.9
-{source}
-{sections}
-"#
-    );
+    let [switch, h1, h2, source, sections] = extra;
+    let text = Line {
+        duration,
+        switch,
+        h1,
+        h2,
+        source: &format!("load = 0.9\n{source}"),
+        sections,
+        ..Line::default()
+    }
+    .toml();
     load(&text, name, Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"))
 }
 

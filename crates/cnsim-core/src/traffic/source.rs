@@ -13,7 +13,7 @@
 //! stops; it resumes at the first slot after space frees up.
 
 use crate::engine::rng::{Geometric, Stream};
-use crate::scenario::schema::Transport;
+use crate::transport::Transport;
 use crate::units::Time;
 
 pub struct Source {

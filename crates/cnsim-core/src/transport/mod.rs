@@ -3,3 +3,15 @@
 //! events. PROTOCOLS.md section 5.
 
 pub mod tcp;
+
+/// How a source's units reach the network (`transport` in a scenario's
+/// `[[source]]`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Frames go out as produced (only the adapter may hold them back).
+    #[default]
+    Udp,
+    /// Units are appended to one TCP NewReno connection per destination.
+    Tcp,
+}

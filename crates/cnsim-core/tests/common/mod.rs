@@ -5,6 +5,9 @@ use cnsim_core::scenario::{self, Format};
 use cnsim_core::{RunOptions, RunResult, Scenario};
 use std::path::PathBuf;
 
+mod line;
+pub use line::Line;
+
 pub fn repo_file(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../..")

@@ -11,9 +11,10 @@
 
 use std::path::Path;
 
+use super::spec::Scenario;
 use crate::net::routing;
-use crate::scenario::schema::Transport;
-use crate::scenario::spec::{NodeKind, Scenario};
+use crate::net::topology::NodeKind;
+use crate::transport::Transport;
 
 /// Engine phase: bytes per flow and bin, per port and bin, of the binned
 /// series (see `metrics::series`: a sum is 8 B, a level 16 B).

@@ -1,0 +1,77 @@
+//! The network as the simulator is built from it: nodes (switches and
+//! hosts, with their buffers and PAUSE configuration) and the links between
+//! them. The scenario layer resolves a file into these.
+
+use super::port::ServiceSchedule;
+use crate::flowctl::pause::PauseSpec;
+use crate::units::{Rate, Time};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeSpec {
+    pub name: String,
+    pub kind: NodeKind,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub enum NodeKind {
+    Switch(SwitchSpec),
+    Host(HostSpec),
+}
+
+impl NodeSpec {
+    pub fn is_host(&self) -> bool {
+        matches!(self.kind, NodeKind::Host(_))
+    }
+    pub fn response_time(&self) -> Time {
+        match &self.kind {
+            NodeKind::Switch(s) => s.response_time,
+            NodeKind::Host(h) => h.response_time,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BufferModel {
+    PerOutput { bytes: u64 },
+    PerInput { bytes: u64 },
+    Unlimited,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SwitchSpec {
+    /// Store-and-forward latency from full reception to the output queue.
+    pub latency: Time,
+    /// Delay before a received PAUSE frame takes effect.
+    pub response_time: Time,
+    pub buffer: BufferModel,
+    pub queue_limit: Option<u64>,
+    pub pause: Option<PauseSpec>,
+    /// Output queues are congestion points (when a scheme is configured).
+    pub congestion_point: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HostSpec {
+    /// Egress buffer; `None` is unlimited.
+    pub egress: Option<u64>,
+    /// Sources stop producing when the next frame would take occupancy above this.
+    pub egress_high: Option<u64>,
+    /// Stopped sources resume once occupancy is at or below this.
+    pub egress_low: Option<u64>,
+    pub response_time: Time,
+    /// Service-rate schedule of the link into this host.
+    pub service: Option<ServiceSchedule>,
+    /// Per-flow queues in front of the egress buffer (see `RawHost::voq`).
+    pub voq: bool,
+    /// Delay from the per-flow queues to the egress buffer.
+    pub loop_delay: Time,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkSpec {
+    pub a: usize,
+    pub b: usize,
+    pub rate: Rate,
+    pub delay: Time,
+}
