@@ -38,11 +38,18 @@ def _engine_running(pid: int) -> bool:
     return False
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT handled by default, even when this test
+    runs in a background job (which ignores it, and Python would keep ignoring it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(args: list[str], cwd: Path) -> tuple[int, str, str, float]:
     """Start *args*, SIGINT it once the engine runs; (exit status, stdout, stderr, seconds to exit)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("CNSIM_DEBUG", None)
-    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 60
         while not _engine_running(proc.pid):
@@ -108,7 +115,8 @@ def test_a_cancelled_run_leaves_the_interpreter_usable(tmp_path):
         "    pass\n"
         "print(cnsim.run(path, duration='6ms').summary['fingerprint'])\n"
     )
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                       preexec_fn=_default_sigint)
     assert p.returncode == 0, p.stderr
     import cnsim
 
