@@ -1,7 +1,9 @@
 # cnsim: build, demo and tests.
 #
 #   make demo   build everything in .venv and run study A (baseline): no_cm vs pause
-#   make test   build everything and run the Rust and Python test suites
+#   make test   build everything and run the Rust and Python test suites;
+#               installs Debian's chromium and chromium-driver (apt-get, sudo
+#               when not root) for the report test unless BROWSER=0
 #
 # The virtualenv and the release build of the extension are made once; later
 # runs only rebuild what changed (the stamps below track pyproject.toml and
@@ -27,29 +29,38 @@ $(VENV)/.stamp-venv:
 	$(PIP) install --quiet --upgrade pip "maturin>=1.7,<2"
 	touch $@
 
-# Builds the extension in release mode and installs the package (editable,
-# with its dependencies) into .venv; maturin/cargo rebuild incrementally.
-# With PGO=1 (the default) the engine is first profiled on the training set
-# of scripts/pgo_profile.sh and compiled with that profile (same results,
-# about 10% faster); without an llvm-profdata it builds without one.
-# PGO=0 skips the profile.
+# Builds the extension in the cargo profile PROFILE (release) and installs
+# the package (editable, with its dependencies) into .venv; maturin/cargo
+# rebuild incrementally. With PGO=1 (the default) the engine is first
+# profiled on the training set of scripts/pgo_profile.sh and compiled with
+# that profile (same results, about 10% faster); without an llvm-profdata it
+# builds without one. PGO=0 skips the profile.
 PGO      ?= 1
+PROFILE  ?= release
 PROFDATA := $(CURDIR)/target/pgo/cnsim.profdata
 
-# Records the PGO setting, rewritten only when it changes, so that changing
-# it rebuilds the extension.
-$(VENV)/.pgo-setting: FORCE
-	@mkdir -p $(VENV); echo "$(PGO)" | cmp -s - $@ || echo "$(PGO)" > $@
+# The tests build in the release-tests profile (Cargo.toml: release
+# optimisation, quick to build) without PGO, which changes speed, not
+# results; the extension and the Rust tests then share one build of the
+# dependencies. Switching between `make test` and `make demo` rebuilds the
+# extension.
+test test-rust test-python: PGO = 0
+test test-rust test-python: PROFILE = release-tests
 
-$(VENV)/.stamp-build: $(VENV)/.stamp-venv $(VENV)/.pgo-setting pyproject.toml $(RUST_SOURCES) scripts/pgo_profile.sh
+# Records the build settings, rewritten only when they change, so that
+# changing them rebuilds the extension.
+$(VENV)/.build-setting: FORCE
+	@mkdir -p $(VENV); echo "PGO=$(PGO) PROFILE=$(PROFILE)" | cmp -s - $@ || echo "PGO=$(PGO) PROFILE=$(PROFILE)" > $@
+
+$(VENV)/.stamp-build: $(VENV)/.stamp-venv $(VENV)/.build-setting pyproject.toml $(RUST_SOURCES) scripts/pgo_profile.sh
 	@flags=""; \
 	if [ "$(PGO)" = 1 ]; then \
 		rc=0; bash scripts/pgo_profile.sh $(PROFDATA) || rc=$$?; \
 		if [ $$rc = 0 ]; then flags="-Cprofile-use=$(PROFDATA)"; elif [ $$rc != 3 ]; then exit $$rc; fi; \
 	fi; \
-	echo "maturin develop --release $${flags:+(RUSTFLAGS=$$flags)}"; \
+	echo "maturin develop --profile $(PROFILE) $${flags:+(RUSTFLAGS=$$flags)}"; \
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH RUSTFLAGS="$$flags" \
-		$(BIN)/maturin develop --release
+		$(BIN)/maturin develop --profile $(PROFILE)
 	touch $@
 
 # Test-only dependencies: the [project.optional-dependencies] test list.
@@ -77,21 +88,26 @@ demo: build
 
 test: test-rust test-python
 
-# Runs after the extension build and reuses maturin's PyO3 configuration
-# file when there is one, so cargo and maturin do not rebuild pyo3 for each
-# other. The cdylib crate builds and links fine under cargo test.
+# Runs after the extension build, in its profile, and reuses maturin's PyO3
+# configuration file when there is one, so cargo and maturin do not rebuild
+# pyo3 for each other. The cdylib crate builds and links fine under cargo
+# test.
 test-rust: build
 	cfg=$$(ls $(CURDIR)/target/maturin/pyo3-config-*.txt 2>/dev/null | head -n 1); \
-	env $${cfg:+PYO3_CONFIG_FILE=$$cfg} cargo test --workspace --release
+	env $${cfg:+PYO3_CONFIG_FILE=$$cfg} cargo test --workspace --profile $(PROFILE)
 	# Fingerprints must not depend on the build profile: the stored ones, from a debug build too.
 	cargo test -p cnsim-core --test fingerprints
 
+# BROWSER=0: no Chromium install; the report's browser test is then skipped
+# when Chromium is missing (CNSIM_SKIP_BROWSER).
+BROWSER ?= 1
+
 test-python: build $(VENV)/.stamp-test-deps browser
-	$(BIN)/pytest -q tests
+	$(if $(filter 0,$(BROWSER)),CNSIM_SKIP_BROWSER=1) $(BIN)/pytest -q tests
 
 # Headless Chromium and its driver (Debian packages) for the report test.
 browser:
-	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; else \
+	@if [ "$(BROWSER)" = 0 ]; then :; elif command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; else \
 		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		echo "installing chromium and chromium-driver (Debian packages)"; \
 		$$sudo apt-get update -qq && \

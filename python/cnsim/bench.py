@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import run
+from .data import shipped_dir
 
 
 class BenchError(ValueError):
@@ -48,15 +49,8 @@ class Benchmark:
 
 
 def bench_dir() -> Path:
-    """The benchmark set: $CNSIM_BENCH, else the repository's ``bench/``."""
-    env = os.environ.get("CNSIM_BENCH")
-    if env:
-        return Path(env)
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "bench" / "benchmarks.toml"
-        if candidate.is_file():
-            return candidate.parent
-    return Path.cwd() / "bench"
+    """The benchmark set: $CNSIM_BENCH, else the package's (the repository's ``bench/``)."""
+    return shipped_dir("bench", "CNSIM_BENCH")
 
 
 _FIELDS = {"name", "about", "scenario", "seeds", "set", "quick"}
@@ -174,6 +168,8 @@ def select(benchmarks: list[Benchmark], names: tuple[str, ...]) -> list[Benchmar
 def peers_command(seeds: int, json_out: Path | None) -> list[str]:
     """The ns-3 side-by-side script, run with this cnsim."""
     script = bench_dir() / "peers" / "ns3" / "compare.py"
+    if not script.is_file():  # wheels carry the benchmark set, not the ns-3 comparison
+        raise BenchError(f"{script}: not found; the ns-3 comparison runs from a clone of the repository")
     # This interpreter's own cnsim first: another one on PATH may be older.
     beside = Path(sys.executable).with_name("cnsim")
     cnsim = str(beside) if beside.exists() else (shutil.which("cnsim") or "cnsim")

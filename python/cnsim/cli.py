@@ -9,6 +9,8 @@
     cnsim reproduce STUDY [--quick] [--out DIR] [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce --list
     cnsim bench [NAME ...] [--quick] [--json OUT] [--peers [--peer-seeds N]]
+    cnsim scenarios
+    cnsim scenarios copy STUDY DEST
 
 Errors are reported as one line ``error: <message>`` on stderr. Exit status
 (see docs/output-and-safety.md):
@@ -422,6 +424,8 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
 
     try:
         chosen = benchmarks.select(benchmarks.load_benchmarks(), names)
+        if peers:
+            benchmarks.peers_command(peer_seeds, json_out)  # checked before the benchmarks run
     except benchmarks.BenchError as exc:
         raise CliError(str(exc)) from None
     console = Console()
@@ -448,6 +452,37 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
             _error(f"the ns-3 comparison failed (exit status {code}); see its output above")
             return EXIT_RUNTIME
     return 0
+
+
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def scenarios(ctx: click.Context) -> None:
+    """List the shipped scenario files, one folder per study; 'copy' copies a folder to edit."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from . import studies
+    from .data import scenario_folders
+
+    for folder, files in scenario_folders().items():
+        title = studies.get(folder).title if folder in studies.names() else ""
+        click.echo(f"{folder:<18} {title}".rstrip())
+        for name in files:
+            click.echo(f"    {name}")
+
+
+@scenarios.command("copy")
+@click.argument("study")
+@click.argument("dest", type=click.Path(path_type=Path))
+def scenarios_copy(study: str, dest: Path) -> None:
+    """Copy the scenario files of STUDY (a folder of 'cnsim scenarios') into DEST; existing files are never replaced."""
+    from .data import CopyRefused, copy_scenarios
+
+    try:
+        written = copy_scenarios(study, dest)
+    except CopyRefused as exc:
+        raise CliError(str(exc)) from None
+    for path in written:
+        click.echo(str(path))
 
 
 def _dask_wait(seconds: float | None) -> dict[str, float]:

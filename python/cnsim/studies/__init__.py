@@ -7,12 +7,12 @@ its variants and seeds as a sweep and writes a report (see
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..data import shipped_dir
 from ..results import Result
 
 #: Per-variant results of a reproduction, one per seed, in seed order.
@@ -111,16 +111,8 @@ def get(name: str) -> Study:
 
 
 def scenarios_dir() -> Path:
-    """The shipped scenario files: $CNSIM_SCENARIOS, else the repository's `scenarios/`."""
-    env = os.environ.get("CNSIM_SCENARIOS")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent / "scenarios"
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd() / "scenarios"
+    """The shipped scenario files: $CNSIM_SCENARIOS, else the package's (the repository's `scenarios/`)."""
+    return shipped_dir("scenarios", "CNSIM_SCENARIOS")
 
 
 def scenario_path(relative: str) -> Path:
