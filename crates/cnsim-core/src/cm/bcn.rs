@@ -1,6 +1,6 @@
 //! Backward Congestion Notification (BCN) and its variants BCN-MAX,
 //! BCN(0,0) and drift: the congestion point's sampler and feedback, and the
-//! reaction point's rate arithmetic (PROTOCOLS.md section 2). The scheme's
+//! reaction point's rate arithmetic (docs/model.md, "BCN"). The scheme's
 //! state in a running network is `bcn_scheme::Bcn`.
 //!
 //! Feedback is computed in 64-byte pages because the gains are defined per

@@ -73,7 +73,7 @@ impl Default for QcnParams {
 }
 
 impl QcnParams {
-    /// The S2 values (PROTOCOLS.md 3.1 and 3.2). Their sizes are given in
+    /// The 802.1Qau defaults (docs/model.md, "QCN"). Their sizes are given in
     /// kilobytes (Qeq 26 KB, 150 KB intervals) and so follow the scenario's
     /// `kilobyte`, as every size written in the file does.
     pub fn with_kilobyte(kilobyte: u64) -> Self {
