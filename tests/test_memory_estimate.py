@@ -41,3 +41,16 @@ def test_estimate_covers_the_measured_peak(scenario, process_bytes):
     estimate = cnsim.validate(scenario)["memory_estimate_bytes"]
     used = memory.peak_bytes(scenario, {}) - process_bytes
     assert used <= estimate <= 2 * used, f"estimate {estimate / 2**20:.0f} MiB, used {used / 2**20:.0f} MiB"
+
+
+def test_running_out_of_memory_while_building_tables_is_a_simulation_error(monkeypatch):
+    """The result is lost then, but the error says why and what to change (not a bare MemoryError)."""
+    import cnsim
+    from cnsim.results import Result
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(Result, "from_core", no_memory)
+    with pytest.raises(cnsim.SimulationError, match="out of memory while building the result tables.*wider 'bin'"):
+        cnsim.run(memory._star_all_to_all(2, "1ms"), duration="1ms")
