@@ -3,6 +3,9 @@
 pub mod budget;
 pub mod build;
 mod build_cm;
+mod build_network;
+mod build_output;
+mod build_traffic;
 mod build_transport;
 mod describe;
 mod entry;

@@ -6,6 +6,7 @@ use cnsim_core::{RunOptions, RunResult, Scenario};
 use std::path::PathBuf;
 
 mod line;
+#[allow(unused_imports)]
 pub use line::Line;
 
 pub fn repo_file(rel: &str) -> PathBuf {
