@@ -147,9 +147,10 @@ pub struct Series {
     pub flow_timeouts: Vec<u64>,
 }
 
-/// Time to stability of one queue (PROTOCOLS.md section 7): congestion
-/// starts when the queue first exceeds the onset level; stability is the
-/// first time after that it falls below the threshold.
+/// Time to stability of one queue (docs/model.md, "Fairness and time to
+/// stability"): congestion starts when the queue first exceeds the onset
+/// level; stability is the first time after that it falls below the
+/// threshold.
 #[derive(Debug, Clone, Copy)]
 pub struct StabilityWatch {
     pub queue: u32,
@@ -220,7 +221,7 @@ pub struct Totals {
 }
 
 /// Fairness of flows' delivered rates R_i over a window against a target T
-/// (PROTOCOLS.md section 7).
+/// (docs/model.md, "Fairness and time to stability").
 #[derive(Debug, Clone, Serialize)]
 pub struct Fairness {
     pub flows: Vec<String>,

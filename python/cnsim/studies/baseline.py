@@ -1,6 +1,7 @@
 """Study A, `baseline`: PAUSE, BCN and both on the basic topology (Gupta, Oct 2006).
 
-STUDIES.md A.
+The deck, its setup and published numbers, cnsim's reconstruction and results:
+docs/studies.md#study-a-baseline.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Study E, `cn_sim_baseline`: the CN-SIM calibration scenario (Bergamasco, Sep 2006).
 
-STUDIES.md E. Fairness of the four sources over 20–80 ms against the fair
-share T = 2.5 Gb/s, per seed and over 25 seeds; the best and the worst seed
-drawn in full.
+docs/studies.md#study-e-cn_sim_baseline. Fairness of the four sources over
+20–80 ms against the fair share T = 2.5 Gb/s, per seed and over 25 seeds;
+the best and the worst seed drawn in full.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Study D, `e2cm`: source-based E2CM against ECM (Gusat, Minkenberg, Crisan et al., IBM, Mar 2007).
 
-STUDIES.md D. One scenario file (source-based E2CM with PAUSE and no added
-loop delay); every variant is a set of overrides: the scheme (ECM, E2CM
-source-based, E2CM destination-based), the flow control (PAUSE, drops, drops
-with a 600 KB output-queue limit) and the loop delay (RTT).
+docs/studies.md#study-d-e2cm. One scenario file (source-based E2CM with PAUSE
+and no added loop delay); every variant is a set of overrides: the scheme
+(ECM, E2CM source-based, E2CM destination-based), the flow control (PAUSE,
+drops, drops with a 600 KB output-queue limit) and the loop delay (RTT).
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ register(
             "positive feedback adds 250 Mb/s. The loop is bounded (the hot port stays at 1 Gb/s in every 5 ms "
             "window of the settled period; the queue neither empties nor approaches the 4.8 MB the partitions "
             "could hold) but it cycles with a period of tens of milliseconds. The per-flow law is our "
-            "reconstruction (PROTOCOLS.md 4.2); the deck does not give it, and we did not tune it.",
+            "reconstruction (docs/model.md, E2CM); the deck does not give it, and we did not tune it.",
             "Stability up to 500 µs holds for both schemes. The mean hot queue grows only weakly with RTT in our "
             "runs (E2CM, PAUSE: 769, 721, 763, 651, 881 KB at 0, 10, 100, 200, 500 µs); ECM stays at Qeq.",
             "Study D's notifications travel expedited. Queued like data, 90% of ECM's notifications were dropped "

@@ -1,7 +1,8 @@
 """Study B, `hotspot_degree`: BCN with innocent flows and a growing hotspot degree (Loh, Nov 2006).
 
-STUDIES.md B. One scenario file with replicated edge switches; each point of
-the sweep sets the topology (senders per edge switch) and the degree.
+docs/studies.md#study-b-hotspot_degree. One scenario file with replicated edge
+switches; each point of the sweep sets the topology (senders per edge switch)
+and the degree.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Study C, `qcn_tcp`: QCN and PAUSE under TCP NewReno (Atikoglu and Prabhakar, Apr 2008).
 
-STUDIES.md C. Two scenario files, every variant a set of overrides of one of
-them:
+docs/studies.md#study-c-qcn_tcp. Two scenario files, every variant a set of
+overrides of one of them:
 
 * ``qcn_tcp/hotspot.toml`` — C1, a multi-stage output-generated hotspot (N7
   drains at 500 Mb/s for the whole 500 ms run), and C2, the same for 1 s with

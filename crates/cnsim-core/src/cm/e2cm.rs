@@ -1,5 +1,5 @@
 //! E2CM: ECM's switch loop (BCN feedback, `cm::bcn`) plus a per-flow
-//! end-to-end loop driven by probes. PROTOCOLS.md section 4.2.
+//! end-to-end loop driven by probes (docs/model.md, "ECM and E2CM").
 //!
 //! Once a flow's rate limiter is installed, its source sends a probe into
 //! the flow about every 75 KB (each released frame is followed by one with

@@ -1,7 +1,8 @@
 //! Quantized Congestion Notification (QCN, IEEE 802.1Qau): the congestion
-//! point's sampler and quantized feedback (PROTOCOLS.md section 3.1) and the
-//! reaction point's rate state machine (section 3.2), as pure arithmetic;
-//! `Qcn`, the scheme's state in a running network.
+//! point's sampler and quantized feedback and the reaction point's rate
+//! state machine (docs/model.md, "QCN congestion point" and "QCN reaction
+//! point"), as pure arithmetic; `Qcn`, the scheme's state in a running
+//! network.
 //!
 //! Jitter: a reload of nominal length `x` with jitter `j` (total width) is
 //! `x · (1 − j/2 + j·u)`, `u` uniform in (0, 1] (`unit_open0`), so uniform in
@@ -247,7 +248,7 @@ pub enum RpStage {
 /// ByteStage and TimeStage count completed cycles of each counter since the
 /// last CNM. A cycle runs in the phase given by the stages at its start, and
 /// its expiry performs that phase's increase: with FR_TH = 5, cycles 1..=5 of
-/// a counter are fast recovery (five halvings of CR − TR, PROTOCOLS 3.2) and
+/// a counter are fast recovery (five halvings of CR − TR, docs/model.md) and
 /// the 6th is the first active one (half length, R_AI or R_HAI).
 #[derive(Debug, Clone, Default)]
 pub struct QcnRp {
@@ -281,11 +282,12 @@ impl QcnRp {
         }
     }
 
-    /// Rate decrease (PROTOCOLS 3.2 steps 1–3): TR ← CR if an increase cycle
-    /// completed since the last CNM; CR ← CR·max(1 − Gd·qFb, 1 − max_decrease),
-    /// floored at min_rate (a decrease never raises CR, which matters only if
-    /// min_rate exceeds a host's line rate); stages ← 0; the byte counter
-    /// reloaded and the timer restarted at `now`.
+    /// Rate decrease (docs/model.md, QCN reaction point): TR ← CR if an
+    /// increase cycle completed since the last CNM;
+    /// CR ← CR·max(1 − Gd·qFb, 1 − max_decrease), floored at min_rate (a
+    /// decrease never raises CR, which matters only if min_rate exceeds a
+    /// host's line rate); stages ← 0; the byte counter reloaded and the
+    /// timer restarted at `now`.
     pub fn on_cnm(&mut self, p: &QcnParams, qfb: u8, now: Time, rng: &mut Stream) {
         self.cnms += 1;
         if self.byte_stage != 0 || self.timer_stage != 0 {
@@ -357,8 +359,8 @@ impl QcnRp {
         done
     }
 
-    /// Increase event (PROTOCOLS 3.2), the phase taken from the stages before
-    /// the expiring counter's is bumped.
+    /// Increase event (docs/model.md, QCN reaction point), the phase taken
+    /// from the stages before the expiring counter's is bumped.
     fn increase(&mut self, p: &QcnParams, line: f64) {
         self.increases += 1;
         match self.stage(p) {

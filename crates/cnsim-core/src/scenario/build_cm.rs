@@ -28,7 +28,7 @@ impl Builder<'_> {
             .opt_rate(&raw.rate_unit, &bp.key("rate_unit"))?
             .unwrap_or(Rate::mbps(1));
         // Gains may be given directly or by what a maximal feedback does
-        // (PROTOCOLS.md §2.4): Gd = d / Fbmax, Gi = (ΔR / Ru) / Fbmax.
+        // (docs/model.md, "ECM"): Gd = d / Fbmax, Gi = (ΔR / Ru) / Fbmax.
         let fb_max = ((1.0 + 2.0 * w) * (qeq / PAGE_BYTES) as f64).round();
         let gi = match (raw.gi, &raw.increase_at_fbmax) {
             (Some(_), Some(_)) => {

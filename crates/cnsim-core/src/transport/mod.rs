@@ -1,6 +1,6 @@
 //! Transport protocols run by end stations on top of the simulated Ethernet:
 //! pure state machines that the engine drives with segments, ACKs and timer
-//! events. PROTOCOLS.md section 5.
+//! events (docs/model.md, "TCP NewReno").
 
 pub mod tcp;
 

@@ -1,7 +1,8 @@
 //! TCP NewReno as pure sender and receiver state machines that count bytes:
 //! slow start and congestion avoidance (RFC 5681), fast retransmit and
 //! NewReno fast recovery (RFC 6582 §3.2), the retransmission timer (RFC 6298)
-//! and delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2). PROTOCOLS.md section 5.
+//! and delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2); docs/model.md, "TCP
+//! NewReno".
 //!
 //! Deliberate simplifications:
 //! - The connection is established at time 0: no handshake and no FIN.
