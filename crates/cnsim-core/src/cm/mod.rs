@@ -43,6 +43,20 @@ pub enum CmTimer {
     Qcn,
 }
 
+impl CmTimer {
+    /// The event kind the fingerprint records for this timer: the numbers
+    /// of the three timer events `CmTimer` replaced, so that fingerprints
+    /// stay as they were.
+    #[inline]
+    pub fn trace_kind(self) -> u64 {
+        match self {
+            CmTimer::Drift => 9,
+            CmTimer::Probe => 12,
+            CmTimer::Qcn => 13,
+        }
+    }
+}
+
 /// A timer a hook asks for: `timer` of the flow's limiter at `at`; the
 /// event carries `generation` so that a superseded timer is ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

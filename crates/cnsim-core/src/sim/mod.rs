@@ -231,6 +231,7 @@ impl Simulator {
     }
 
     /// Handle every event before `end`.
+    #[inline(never)]
     fn run_until(&mut self, end: Time, progress: Option<&Progress>) -> Result<(), RunError> {
         while let Some((t, ev)) = self.events.pop_before(end) {
             self.now = t;
