@@ -101,6 +101,19 @@ impl fmt::Display for Rate {
     }
 }
 
+/// A size in bytes: a threshold, a buffer, a sampling interval. Frames
+/// keep their size as a plain `u32` (it is their own field, and per-frame
+/// arithmetic stays in integers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} B", self.0)
+    }
+}
+
 /// A bit rate in bit/s held as a float, for schemes whose rate arithmetic
 /// is in floating point (QCN's reaction point).
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, serde::Serialize)]

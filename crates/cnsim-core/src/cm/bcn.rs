@@ -8,7 +8,7 @@
 //! Gd = 2.6e-4 then halves a rate, Gi = 0.53 adds about C/10.
 
 use crate::engine::rng::{unit_open0, Stream};
-use crate::units::{Rate, Time};
+use crate::units::{Bytes, Rate, Time};
 use serde::Serialize;
 
 /// Bytes per feedback page.
@@ -19,7 +19,7 @@ pub const PAGE_BYTES: u64 = 64;
 pub enum Sampling {
     /// One frame every `mean` bytes received, the interval drawn uniformly
     /// in `mean ± jitter` after each sample.
-    Interval { mean: u64, jitter: u64 },
+    Interval { mean: Bytes, jitter: Bytes },
     /// Each frame independently with this probability.
     Probability(f64),
 }
@@ -27,8 +27,8 @@ pub enum Sampling {
 /// BCN(0,0): the "stop" message sent above the severe-congestion threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StopParams {
-    /// Queue length (bytes) at or above which a sample yields BCN(0,0).
-    pub threshold: u64,
+    /// Queue length at or above which a sample yields BCN(0,0).
+    pub threshold: Bytes,
     /// The reaction point stops for a time drawn uniformly in [0, tmax].
     pub tmax: Time,
     /// ... and then restarts at this rate.
@@ -62,15 +62,15 @@ pub struct BcnParams {
     pub max_decrease: f64,
     /// Rate of a newly installed limiter; `None` is the line rate.
     pub initial_rate: Option<Rate>,
-    /// Bytes a rate limiter's queue holds before its source must wait.
-    pub rl_queue: u64,
+    /// What a rate limiter's queue holds before its source must wait.
+    pub rl_queue: Bytes,
     /// Size of a notification frame on the wire.
     pub message_bytes: u32,
     /// Notifications travel in the strict-priority expedited class, outside
     /// the buffer accounting (else they queue and may be dropped like data).
     pub expedite: bool,
-    /// BCN-MAX: at or above this queue length (bytes) the feedback is the maximal negative.
-    pub bcn_max: Option<u64>,
+    /// BCN-MAX: at or above this queue length the feedback is the maximal negative.
+    pub bcn_max: Option<Bytes>,
     pub stop: Option<StopParams>,
     pub drift: Option<DriftParams>,
 }
@@ -137,7 +137,7 @@ impl CongestionPoint {
     ) -> Option<Feedback> {
         let q_prev = self.q_prev;
         self.q_prev = pages(queue_bytes);
-        if p.stop.is_some_and(|s| queue_bytes >= s.threshold) {
+        if p.stop.is_some_and(|s| queue_bytes >= s.threshold.0) {
             return Some(Feedback::Stop);
         }
         match feedback_value(p, queue_bytes, q_prev) {
@@ -160,7 +160,7 @@ pub fn pages(bytes: u64) -> i64 {
 /// ±(1 + 2W)·Qeq; the maximal negative value at or above the BCN-MAX threshold.
 pub fn feedback_value(p: &BcnParams, queue_bytes: u64, q_prev: i64) -> i32 {
     let fb_max = p.fb_max();
-    if p.bcn_max.is_some_and(|t| queue_bytes >= t) {
+    if p.bcn_max.is_some_and(|t| queue_bytes >= t.0) {
         return -fb_max as i32;
     }
     let q = pages(queue_bytes);
@@ -171,11 +171,14 @@ pub fn feedback_value(p: &BcnParams, queue_bytes: u64, q_prev: i64) -> i32 {
 
 fn next_interval(s: &Sampling, rng: &mut Stream) -> i64 {
     match *s {
-        Sampling::Interval { mean, jitter } if jitter > 0 => {
+        Sampling::Interval {
+            mean: Bytes(mean),
+            jitter: Bytes(jitter),
+        } if jitter > 0 => {
             use rand::RngExt;
             rng.random_range(mean - jitter..=mean + jitter) as i64
         }
-        Sampling::Interval { mean, .. } => mean as i64,
+        Sampling::Interval { mean, .. } => mean.0 as i64,
         Sampling::Probability(_) => 0,
     }
 }
@@ -218,13 +221,13 @@ mod tests {
             gd: 2.6e-4,
             rate_unit: Rate::mbps(1),
             sampling: Sampling::Interval {
-                mean: 150_000,
-                jitter: 0,
+                mean: Bytes(150_000),
+                jitter: Bytes(0),
             },
             min_rate: Rate::mbps(1),
             max_decrease: 0.5,
             initial_rate: None,
-            rl_queue: 150_000,
+            rl_queue: Bytes(150_000),
             message_bytes: 64,
             expedite: false,
             bcn_max: None,
@@ -247,8 +250,8 @@ mod tests {
     fn jittered_intervals_stay_within_their_bounds_and_average_the_mean() {
         let mut p = cn_sim();
         p.sampling = Sampling::Interval {
-            mean: 150_000,
-            jitter: 20_000,
+            mean: Bytes(150_000),
+            jitter: Bytes(20_000),
         };
         let mut cp = CongestionPoint::new(&p, stream(7, 3));
         let (mut last, mut gaps) = (0u64, Vec::new());
@@ -303,9 +306,9 @@ mod tests {
     #[test]
     fn bcn_max_and_bcn00_override_the_computed_feedback() {
         let mut p = cn_sim();
-        p.bcn_max = Some(100_000);
+        p.bcn_max = Some(Bytes(100_000));
         p.stop = Some(StopParams {
-            threshold: 112_500,
+            threshold: Bytes(112_500),
             tmax: Time::from_us(100),
             restart_rate: Rate::gbps(1),
         });
@@ -356,7 +359,7 @@ mod tests {
     #[test]
     fn stop_times_cover_zero_to_tmax() {
         let s = StopParams {
-            threshold: 0,
+            threshold: Bytes(0),
             tmax: Time::from_us(100),
             restart_rate: Rate::gbps(1),
         };

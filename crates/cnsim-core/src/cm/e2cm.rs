@@ -371,7 +371,7 @@ impl E2cm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Rate;
+    use crate::units::{Bytes, Rate};
 
     /// Study D's per-flow controller: Qeq 15 KB, W 2, Gd 2.5/Fbmax capped at
     /// 0.5, Gi 0.025·Gi0 (a maximal positive feedback adds 250 Mb/s), BCN-MAX 56 KB.
@@ -388,10 +388,10 @@ mod tests {
             min_rate: Rate::mbps(1),
             max_decrease: 0.5,
             initial_rate: None,
-            rl_queue: u64::MAX,
+            rl_queue: Bytes(u64::MAX),
             message_bytes: 64,
             expedite: false,
-            bcn_max: Some(56_000),
+            bcn_max: Some(Bytes(56_000)),
             stop: None,
             drift: None,
         }

@@ -19,7 +19,7 @@ pub mod qcn;
 
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::rate_limiter::RateLimiter;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 
 /// The congestion-management scheme of a run, with all its state.
 // One per run, held in place: boxing the large variants would put an
@@ -283,10 +283,10 @@ impl Scheme {
         }
     }
 
-    /// Bytes an installed limiter's queue holds at most.
-    pub fn limiter_queue(&self) -> u64 {
+    /// What an installed limiter's queue holds at most.
+    pub fn limiter_queue(&self) -> Bytes {
         match self {
-            Scheme::None => 0,
+            Scheme::None => Bytes(0),
             Scheme::Bcn(s) => s.params.rl_queue,
             Scheme::Qcn(s) => s.params.rl_queue,
         }

@@ -12,7 +12,7 @@
 use super::{Arrival, CmTimer, Notice, Reaction, Rp, Sign, TimerRequest};
 use crate::engine::rng::{unit_open0, Stream};
 use crate::net::frame::{Frame, FrameKind};
-use crate::units::{RateF64, Time};
+use crate::units::{Bytes, RateF64, Time};
 use serde::Serialize;
 
 /// How |Fb| is reduced to the 6-bit qFb.
@@ -25,13 +25,13 @@ pub enum Quantize {
 /// Every QCN parameter, resolved (units converted, defaults applied).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct QcnParams {
-    /// Equilibrium queue length Qeq, bytes.
-    pub qeq: u64,
+    /// Equilibrium queue length Qeq.
+    pub qeq: Bytes,
     /// Weight w of the queue's change in the feedback.
     pub w: f64,
     /// Sampling interval (bytes of arrivals) when qFb[5:3] = 0; the interval
     /// table scales with it.
-    pub sample_base: u64,
+    pub sample_base: Bytes,
     /// Total width of the jitter on each sampling reload (0.3: × U(0.85, 1.15)).
     pub sample_jitter: f64,
     pub quantize: Quantize,
@@ -46,7 +46,7 @@ pub struct QcnParams {
     /// Largest fraction of CR one CNM takes off (rpgMinDecFac).
     pub max_decrease: f64,
     /// BC_LIMIT: bytes of one byte-counter cycle in fast recovery.
-    pub byte_limit: u64,
+    pub byte_limit: Bytes,
     /// Length of one timer cycle in fast recovery.
     pub timer_period: Time,
     /// FAST_RECOVERY_TH: cycles of a counter before it leaves fast recovery.
@@ -59,8 +59,8 @@ pub struct QcnParams {
     pub rp_jitter: f64,
     /// HAI adds i·R_HAI, i = min(ByteStage, TimeStage) − FR_TH + 1; else R_HAI.
     pub hai_scaled: bool,
-    /// Bytes a rate limiter's queue holds before its source must wait.
-    pub rl_queue: u64,
+    /// What a rate limiter's queue holds before its source must wait.
+    pub rl_queue: Bytes,
     /// One limiter per destination of a host, shared by the host's flows
     /// to it, instead of one per flow (source, destination).
     pub per_destination: bool,
@@ -79,9 +79,9 @@ impl QcnParams {
     /// `kilobyte`, as every size written in the file does.
     pub fn with_kilobyte(kilobyte: u64) -> Self {
         QcnParams {
-            qeq: 26 * kilobyte,
+            qeq: Bytes(26 * kilobyte),
             w: 2.0,
-            sample_base: 150 * kilobyte,
+            sample_base: Bytes(150 * kilobyte),
             sample_jitter: 0.3,
             quantize: Quantize::Floor,
             message_bytes: 128,
@@ -89,14 +89,14 @@ impl QcnParams {
             gd: 1.0 / 128.0,
             min_rate: RateF64(10e6),
             max_decrease: 0.5,
-            byte_limit: 150 * kilobyte,
+            byte_limit: Bytes(150 * kilobyte),
             timer_period: Time::from_ms(15),
             fast_recovery_threshold: 5,
             r_ai: RateF64(5e6),
             r_hai: RateF64(50e6),
             rp_jitter: 0.3,
             hai_scaled: true,
-            rl_queue: 150 * kilobyte,
+            rl_queue: Bytes(150 * kilobyte),
             per_destination: false,
         }
     }
@@ -105,13 +105,13 @@ impl QcnParams {
 impl QcnParams {
     /// Saturation of |Fb|: (1 + 2w)·Qeq bytes.
     pub fn fb_max(&self) -> f64 {
-        (1.0 + 2.0 * self.w) * self.qeq as f64
+        (1.0 + 2.0 * self.w) * self.qeq.0 as f64
     }
 }
 
 /// Fb in bytes (negative = congestion): −((q − qeq) + w·(q − q_old)).
 pub fn feedback(p: &QcnParams, q: u64, q_old: u64) -> f64 {
-    let q_off = q as f64 - p.qeq as f64;
+    let q_off = q as f64 - p.qeq.0 as f64;
     let q_delta = q as f64 - q_old as f64;
     -(q_off + p.w * q_delta)
 }
@@ -142,7 +142,7 @@ const MARK_TABLE: [u64; 8] = [
 /// sample_base / 150_000 (rounded down to whole bytes).
 pub fn sample_interval(p: &QcnParams, qfb: u8) -> u64 {
     let nominal = MARK_TABLE[(qfb >> 3).min(7) as usize];
-    (nominal as u128 * p.sample_base as u128 / 150_000) as u64
+    (nominal as u128 * p.sample_base.0 as u128 / 150_000) as u64
 }
 
 /// Reload factor for jitter of total width `j` (see the module doc).
@@ -196,7 +196,7 @@ pub struct QcnCp {
 impl QcnCp {
     /// The first interval is sample_base, jittered.
     pub fn new(p: &QcnParams, mut rng: Stream) -> QcnCp {
-        let left = jittered(p.sample_base, p.sample_jitter, &mut rng) as i64;
+        let left = jittered(p.sample_base.0, p.sample_jitter, &mut rng) as i64;
         QcnCp {
             q_old: 0,
             left,
@@ -220,7 +220,7 @@ impl QcnCp {
         let fb = feedback(p, q, self.q_old);
         let cnm = Cnm {
             qfb: quantize(p, fb),
-            qoff: units64(q as f64 - p.qeq as f64),
+            qoff: units64(q as f64 - p.qeq.0 as f64),
             qdelta: units64(q as f64 - self.q_old as f64),
         };
         self.q_old = q;
@@ -297,7 +297,7 @@ impl QcnRp {
         self.cr = (self.cr * factor).max(p.min_rate.0.min(self.cr));
         self.byte_stage = 0;
         self.timer_stage = 0;
-        self.bytes_left = jittered(p.byte_limit, p.rp_jitter, rng) as i64;
+        self.bytes_left = jittered(p.byte_limit.0, p.rp_jitter, rng) as i64;
         self.restart_timer(p.timer_period.0, p.rp_jitter, now, rng);
     }
 
@@ -318,7 +318,7 @@ impl QcnRp {
         }
         self.increase(p, line);
         self.byte_stage += 1;
-        let nominal = cycle(p, self.byte_stage, p.byte_limit);
+        let nominal = cycle(p, self.byte_stage, p.byte_limit.0);
         self.bytes_left = jittered(nominal, p.rp_jitter, rng) as i64;
         true
     }
@@ -566,12 +566,12 @@ mod tests {
                 (bytes, bytes)
             );
         }
-        p.sample_base = 75_000; // half the base halves the table
+        p.sample_base = Bytes(75_000); // half the base halves the table
         assert_eq!(
             [0, 24, 63].map(|q| sample_interval(&p, q)),
             [75_000, 18_750, 9_250]
         );
-        p.sample_base = 100_000; // × 2/3: 37,500 → 25,000; 21,500 → 14,333.3, floored
+        p.sample_base = Bytes(100_000); // × 2/3: 37,500 → 25,000; 21,500 → 14,333.3, floored
         assert_eq!([31, 48].map(|q| sample_interval(&p, q)), [25_000, 14_333]);
     }
 

@@ -7,7 +7,7 @@ use super::schema::{RawBcn, RawBcnStop, RawDrift, RawE2cm, RawQcn};
 use crate::cm::bcn::{BcnParams, DriftParams, Sampling, StopParams, PAGE_BYTES};
 use crate::cm::e2cm::{E2cmParams, Measure};
 use crate::cm::qcn::{QcnParams, Quantize};
-use crate::units::{Rate, RateF64, Time};
+use crate::units::{Bytes, Rate, RateF64, Time};
 
 impl Builder<'_> {
     /// A BCN-style loop's parameters from the table at `bp`.
@@ -98,7 +98,10 @@ impl Builder<'_> {
                         ),
                     ));
                 }
-                Sampling::Interval { mean, jitter }
+                Sampling::Interval {
+                    mean: Bytes(mean),
+                    jitter: Bytes(jitter),
+                }
             }
         };
         let min_rate = self
@@ -120,13 +123,17 @@ impl Builder<'_> {
                 ));
             }
         }
-        let rl_queue = self.rl_queue(&raw.rl_queue, &bp.key("rl_queue"), 150 * self.kilobyte())?;
+        let rl_queue = self.rl_queue(
+            &raw.rl_queue,
+            &bp.key("rl_queue"),
+            Bytes(150 * self.kilobyte()),
+        )?;
         let message_bytes = match &raw.message {
             Some(s) => self.frame_size(s, &bp.key("message"))?,
             None => 64,
         };
         let bcn_max = match &raw.bcn_max {
-            Some(s) => Some(self.size(s, &bp.key("bcn_max"))?),
+            Some(s) => Some(Bytes(self.size(s, &bp.key("bcn_max"))?)),
             None => None,
         };
         let stop = raw
@@ -240,13 +247,13 @@ impl Builder<'_> {
     pub(super) fn qcn(&self, raw: &RawQcn) -> Result<QcnParams, ScenarioError> {
         let qp = FieldPath::root().key("qcn");
         let d = QcnParams::with_kilobyte(self.kilobyte());
-        let positive_size = |v: &Option<String>, key: &str, default: u64| {
+        let positive_size = |v: &Option<String>, key: &str, default: Bytes| {
             let Some(s) = v else { return Ok(default) };
             let b = self.size(s, &qp.key(key))?;
             if b == 0 {
                 return Err(self.err(&qp.key(key), "expected a size above zero, found 0 B"));
             }
-            Ok(b)
+            Ok(Bytes(b))
         };
         let fraction = |v: Option<f64>, key: &str, default: f64, upper: f64| {
             let v = v.unwrap_or(default);
@@ -340,7 +347,7 @@ impl Builder<'_> {
             ));
         }
         Ok(StopParams {
-            threshold,
+            threshold: Bytes(threshold),
             tmax: self.time(&s.tmax, &p.key("tmax"))?,
             restart_rate: self.rate(&s.restart_rate, &p.key("restart_rate"))?,
         })
@@ -366,12 +373,12 @@ impl Builder<'_> {
         &self,
         v: &Option<String>,
         p: &FieldPath,
-        default: u64,
-    ) -> Result<u64, ScenarioError> {
+        default: Bytes,
+    ) -> Result<Bytes, ScenarioError> {
         let bytes = match v {
             Some(s) if s == "unlimited" => u64::MAX,
             Some(s) => self.size(s, p)?,
-            None => default,
+            None => default.0,
         };
         if bytes < FRAME_RANGE.1 {
             return Err(self.err(
@@ -382,7 +389,7 @@ impl Builder<'_> {
                 ),
             ));
         }
-        Ok(bytes)
+        Ok(Bytes(bytes))
     }
 
     /// One of a fixed set of words; the first is the default.

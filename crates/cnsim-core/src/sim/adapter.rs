@@ -190,7 +190,7 @@ impl Simulator {
         match self.limiters.get(self.limiter_of(flow) as usize) {
             Some(rl) if rl.active => {
                 let cap = self.scheme.limiter_queue();
-                !self.host_stopped(node) && rl.bytes + size as u64 <= cap
+                !self.host_stopped(node) && rl.bytes + size as u64 <= cap.0
             }
             _ => self.egress_has_room(node, size),
         }
