@@ -147,3 +147,67 @@ fn study_e_rates_move_toward_the_fair_share_without_favouring_any_source() {
         "Dev_max 20-40 ms {early:.3}, 60-80 ms {late:.3}"
     );
 }
+
+/// A congestion point samples the frames its queue takes in, never one the
+/// buffer drops. Two line-rate sources overload SW->H3 twice over, so half
+/// of the arrivals are dropped; every enqueued frame is sampled
+/// (`sample_probability = 1`) and, with Qeq one page and the queue near
+/// full, each sample is negative. The notifications take effect only after
+/// the run (a 1 s response time), so the overload lasts: the negative
+/// messages count the enqueued frames, not the arrivals.
+#[test]
+fn a_congestion_point_never_samples_a_dropped_frame() {
+    let text = r#"
+duration = "10ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us"
+[defaults.host]
+response_time = "1s"
+[[switches]]
+name = "SW"
+buffer = "150KB"
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+[[hosts]]
+name = "H3"
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["H2", "SW"]
+[[links]]
+between = ["SW", "H3"]
+[[sources]]
+host = "H1"
+to = "H3"
+load = 1.0
+[[sources]]
+host = "H2"
+to = "H3"
+load = 1.0
+[bcn]
+qeq = "64B"
+sample_probability = 1.0
+"#;
+    let r = run(&load_str(text), None);
+    let q = r
+        .summary
+        .queues
+        .iter()
+        .find(|q| q.name == "SW->H3")
+        .unwrap();
+    // Data only leaves on SW->H3 (notifications go back toward H1 and H2).
+    let sent = q.tx_bytes / 1500;
+    // At most a buffer's worth (100 frames) is still queued at the end.
+    let enqueued_at_most = sent + 100;
+    assert!(q.drops_frames > sent / 2, "the overload drops: {q:?}");
+    assert!(
+        q.cn_negative <= enqueued_at_most,
+        "{} negative samples, at most {enqueued_at_most} frames enqueued ({} dropped)",
+        q.cn_negative,
+        q.drops_frames
+    );
+    assert!(q.cn_negative * 10 >= sent * 9, "{q:?}");
+}

@@ -111,7 +111,8 @@ pub struct Message {
     pub qfb: u8,
 }
 
-/// A data frame arriving at switch output `out`, which holds `queue` bytes.
+/// A data frame admitted into switch output `out`, which held `queue`
+/// bytes before it (the occupancy the frame found).
 #[derive(Clone, Copy)]
 pub struct Arrival<'a> {
     pub out: u32,
@@ -158,9 +159,9 @@ impl Scheme {
         !matches!(self, Scheme::None)
     }
 
-    /// A data frame arrives at a switch output queue (before admission:
-    /// sampling counts frames that are then dropped): the congestion
-    /// point's message to the frame's source, if any.
+    /// A data frame was admitted into a switch output queue (a dropped
+    /// frame is never sampled): the congestion point's message to the
+    /// frame's source, if any.
     #[inline]
     pub fn congestion_point(&mut self, a: Arrival) -> Option<Notice> {
         match self {

@@ -7,12 +7,18 @@ use crate::cm::{Arrival, CmTimer, Message, Notice, Reaction, Rp, Scheme, Sign};
 use crate::net::frame::Frame;
 
 impl Simulator {
-    /// A data frame arrives at output `out` of switch `node` on input `inp`
-    /// (before admission: sampling counts frames that are then dropped):
-    /// the congestion point may notify the frame's source. Out of line:
-    /// the caller tests `has_congestion_points` first.
-    pub(super) fn congestion_point(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) {
-        let queue = self.ports[out as usize].occupancy;
+    /// A data frame received on input `inp` was admitted into output `out`
+    /// of switch `node`, which held `queue` bytes before it: the congestion
+    /// point may notify the frame's source. Out of line: the caller tests
+    /// `has_congestion_points` first.
+    pub(super) fn congestion_point(
+        &mut self,
+        node: usize,
+        inp: u32,
+        out: u32,
+        frame: &Frame,
+        queue: u64,
+    ) {
         let arrival = Arrival { out, frame, queue };
         let Some(Notice { sign, message: m }) = self.scheme.congestion_point(arrival) else {
             return;

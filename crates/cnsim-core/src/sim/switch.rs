@@ -49,9 +49,6 @@ impl Simulator {
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
         #[cfg(test)]
         let fits = fits || self.fault == super::invariants::Fault::IgnoreBuffer(out);
-        if frame.is_data() && self.scheme.has_congestion_points() {
-            self.congestion_point(node, port, out, &frame);
-        }
         if !fits {
             let q = &mut self.queues[out as usize];
             if matches!(frame.kind, FrameKind::Data | FrameKind::Ack) {
@@ -71,6 +68,7 @@ impl Simulator {
         }
         frame.in_port = port;
         let o = &mut self.ports[out as usize];
+        let found = o.occupancy;
         o.queue.push_back(frame);
         o.occupancy += size;
         #[cfg(test)]
@@ -83,6 +81,11 @@ impl Simulator {
             _ => {}
         }
         let occ = o.occupancy;
+        // A congestion point samples the frames its queue takes in, never
+        // one the buffer dropped (docs/model.md, BCN and QCN sampling).
+        if frame.is_data() && self.scheme.has_congestion_points() {
+            self.congestion_point(node, port, out, &frame, found);
+        }
         self.ports[port as usize].input_occupancy += size;
         self.check_admitted(node, port, out);
         let q = &mut self.queues[out as usize];
