@@ -188,16 +188,11 @@ register(
             "E2CM drops fewer frames than ECM.",
         ),
         differences=(
-            "Published in words only; we report our numbers per variant (tables below). With PAUSE, no variant "
-            "drops a frame at any RTT, as published. Source- and destination-based E2CM agree: drops without "
-            "PAUSE within 8% of each other at every RTT (47,036 vs 48,083 at RTT 0) and the settled hot queue "
-            "within 10% with PAUSE (769 vs 758 KB at RTT 0).",
-            "The 600 KB output-queue limit cuts drops by 12-13.5x under ECM (47,078 to 3,614 at RTT 0) and by "
-            "3.6-7.6x under E2CM (47,036 to 6,215 source-based at RTT 0), near the published tenfold.",
-            "E2CM drops fewer frames than ECM only marginally without the limit (source-based 37.5k-47.0k, "
-            "destination-based 38.9k-48.8k, ECM 44.8k-50.1k: fewer at RTT 10, 200 and 500 µs, equal at 0, and "
-            "more for destination-based at 100), and more than ECM with the 600 KB limit (6.0k-12.1k vs "
-            "3.6k-3.8k). Most drops happen in "
+            "The deck publishes switch drop counts per scheme, flow control and RTT (docs/studies.md, study D, "
+            "with cnsim's full runs beside them); ours for this run are in the tables below. With PAUSE no "
+            "variant drops a frame at any RTT, as published.",
+            "In cnsim's full runs E2CM drops fewer frames than ECM without a limit at every RTT, as published, "
+            "but more than ECM with the 600 KB limit, where the deck has it drop fewer. Most drops happen in "
             "the first milliseconds, before any loop acts, and E2CM's probing only starts once ECM has installed a "
             "limiter, so the two share that transient. Afterwards E2CM holds the hot queue far above ECM's: "
             "500-900 KB against ECM's 66-78 KB (Qeq = 75 KB), so with a 600 KB limit it overflows more often.",
