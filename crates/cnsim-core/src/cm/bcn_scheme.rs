@@ -176,6 +176,15 @@ impl Bcn {
         }
     }
 
+    pub(super) fn probes_at_flow_start(&self) -> bool {
+        self.e2cm.as_ref().is_some_and(|e| e.probes_at_flow_start())
+    }
+
+    /// E2CM's probe loop, if this BCN runs one.
+    pub fn e2cm(&self) -> Option<&E2cm> {
+        self.e2cm.as_ref()
+    }
+
     pub(super) fn at_destination(&mut self, frame: &Frame, now: Time) -> Option<(Message, bool)> {
         match (&mut self.e2cm, frame.kind) {
             (Some(e), FrameKind::Probe) => Some(e.reflect(frame, now)),

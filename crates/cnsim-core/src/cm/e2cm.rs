@@ -5,9 +5,10 @@
 //! the flow about every 75 KB (each released frame is followed by one with
 //! the configured probability) and at least every `max_interval`. The
 //! destination reflects it. From the reflected probe the source estimates
-//! the flow's backlog in the network by Little's law, q = λ·(L − L0), and
-//! feeds it to the same BCN feedback law the switches use, with the flow
-//! loop's own Qeq, gains and BCN-MAX threshold. The law itself is a
+//! the flow's backlog in the network by Little's law, q = λ·(L − L0), with
+//! L0 the unloaded latency learnt from a probe sent with the flow's first
+//! frame (`Baseline`), and feeds it to the same BCN feedback law the
+//! switches use, with the flow loop's own Qeq, gains and BCN-MAX threshold. The law itself is a
 //! reconstruction (no public description was found); see docs/decisions.md.
 
 use super::bcn::{self, BcnParams};
@@ -30,11 +31,26 @@ pub enum Measure {
     Destination,
 }
 
+/// Where a flow's baseline latency L0 (the unloaded round trip, or in the
+/// destination form the unloaded forward delay) comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Baseline {
+    /// A probe leaves with the flow's first frame, before the flow has
+    /// built any queue, as a source measures a path at connection set-up;
+    /// its latency seeds L0, which later probes can only lower.
+    FlowStart,
+    /// Only probes sent while a limiter is installed count: L0 is the
+    /// smallest latency seen since the flow was first throttled, which
+    /// includes whatever queue stood then (cnsim 0.1).
+    WhileProbing,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct E2cmParams {
     /// The per-flow loop's law: Qeq, W, gains, minimum rate, decrease cap, BCN-MAX.
     pub control: BcnParams,
     pub measure: Measure,
+    pub baseline: Baseline,
     /// Probability that a released data frame is followed by a probe.
     pub probe_probability: f64,
     /// A probing flow sends a probe at least this often.
@@ -327,7 +343,13 @@ impl E2cm {
         let s = &mut self.src[reply.flow as usize];
         s.returned += 1;
         if !s.probing {
-            // The limiter was released while this probe was out.
+            // The flow-start probe, or the limiter was released while this
+            // probe was out: only the baseline learns from it (in the
+            // destination form the destination already has).
+            if self.params.baseline == Baseline::FlowStart && self.params.measure == Measure::Source
+            {
+                excess_latency(&mut s.rtt_min, rp.now - record.t_src);
+            }
             return Reaction::default();
         }
         let Some(q) = s.on_reply(self.params.measure, rp.now, &record) else {
@@ -340,6 +362,20 @@ impl E2cm {
         }
         rl.rate = bcn::react(&self.params.control, rl.rate, fb, rp.line);
         Reaction::rate_changed()
+    }
+
+    /// A probe leaves with each flow's first frame.
+    pub(super) fn probes_at_flow_start(&self) -> bool {
+        self.params.baseline == Baseline::FlowStart
+    }
+
+    /// The flow's baseline latency L0 as its loop knows it: the smallest
+    /// round trip (source form) or forward delay (destination form) seen.
+    pub fn baseline_latency(&self, flow: u32) -> Option<Time> {
+        match self.params.measure {
+            Measure::Source => self.src[flow as usize].rtt_min,
+            Measure::Destination => self.sink[flow as usize].fwd_min,
+        }
     }
 
     /// Destination mode measures the flow's data at its destination.
@@ -362,7 +398,7 @@ impl E2cm {
     }
 
     /// Probes sent and reflected probes back, of `flow`.
-    pub(super) fn counts(&self, flow: u32) -> (u64, u64) {
+    pub fn counts(&self, flow: u32) -> (u64, u64) {
         let s = &self.src[flow as usize];
         (s.probes_sent, s.returned)
     }

@@ -191,6 +191,16 @@ impl Scheme {
         }
     }
 
+    /// A flow's first frame enters its adapter: a probe should leave with
+    /// it (E2CM learning its baseline latency, `e2cm::Baseline`).
+    #[inline]
+    pub fn probes_at_flow_start(&self) -> bool {
+        match self {
+            Scheme::Bcn(s) => s.probes_at_flow_start(),
+            Scheme::None | Scheme::Qcn(_) => false,
+        }
+    }
+
     /// The limiter released a data frame of `bytes`.
     #[inline]
     pub fn released(&mut self, bytes: u16, rp: Rp) -> Reaction {

@@ -5,7 +5,7 @@ use super::build::{Builder, FRAME_RANGE};
 use super::error::{FieldPath, ScenarioError};
 use super::schema::{RawBcn, RawBcnStop, RawDrift, RawE2cm, RawQcn};
 use crate::cm::bcn::{BcnParams, DriftParams, Sampling, StopParams, PAGE_BYTES};
-use crate::cm::e2cm::{E2cmParams, Measure};
+use crate::cm::e2cm::{Baseline, E2cmParams, Measure};
 use crate::cm::qcn::{QcnParams, Quantize};
 use crate::units::{Bytes, Rate, RateF64, Time};
 
@@ -189,6 +189,14 @@ impl Builder<'_> {
                 ("destination", Measure::Destination),
             ],
         )?;
+        let baseline = self.choice(
+            &raw.baseline,
+            &ep.key("baseline"),
+            [
+                ("flow_start", Baseline::FlowStart),
+                ("while_probing", Baseline::WhileProbing),
+            ],
+        )?;
         let probe_probability = raw.probe_probability.unwrap_or(0.02);
         if !(probe_probability > 0.0 && probe_probability <= 1.0) {
             return Err(self.err(
@@ -236,6 +244,7 @@ impl Builder<'_> {
         Ok(E2cmParams {
             control: self.bcn(&control_raw, &cp)?,
             measure,
+            baseline,
             probe_probability,
             probe_max_interval,
             probe_bytes,

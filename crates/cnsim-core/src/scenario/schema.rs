@@ -365,6 +365,9 @@ pub struct RawE2cm {
     pub probe: Option<String>,
     /// Reflected probes travel in the strict-priority expedited class.
     pub expedite: Option<bool>,
+    /// Where L0 comes from: "flow_start" (a probe with the flow's first
+    /// frame) or "while_probing" (only probes sent while throttled).
+    pub baseline: Option<String>,
     /// The per-flow loop's law, with `[bcn]`'s keys for it (qeq, w, gains,
     /// min_rate, max_decrease, bcn_max).
     pub control: Option<RawBcn>,

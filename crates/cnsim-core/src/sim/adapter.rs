@@ -154,6 +154,10 @@ impl Simulator {
                 return false;
             }
             let seq = &mut self.next_seq[flow as usize];
+            if *seq == 0 && self.scheme.probes_at_flow_start() {
+                self.probe_at_flow_start(flow);
+            }
+            let seq = &mut self.next_seq[flow as usize];
             let frame = Frame {
                 created: now,
                 flow,
@@ -173,6 +177,15 @@ impl Simulator {
         }
         self.try_start(port);
         true
+    }
+
+    /// A probe leaves with the flow's first frame, through the flow's rate
+    /// limiter (installed or not), which sends a due probe first as soon
+    /// as its host's adapter has room.
+    fn probe_at_flow_start(&mut self, flow: u32) {
+        let row = self.limiter_of(flow);
+        self.limiters[row as usize].probe_due = true;
+        self.rl_schedule(row);
     }
 
     /// Does a frame of `flow` fit in its host's adapter: in the flow's

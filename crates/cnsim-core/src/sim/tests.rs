@@ -328,3 +328,82 @@ transport = "tcp""#,
 fn checks_can_be_turned_off() {
     assert!(faulty("", "", Fault::DeliverTwice, true).is_ok());
 }
+
+/// H1 and H2 (per-flow queues) send to H3 through SW; with `congested`
+/// both at the line rate, H2 from 10 us, else H1 alone at 10%. ECM with
+/// E2CM (source form), L0 from `baseline`. Returns flow 0's L0 after 5 ms
+/// and the probes it sent.
+fn e2cm_baseline(congested: bool, baseline: &str) -> (Time, u64) {
+    let second = if congested {
+        "[[sources]]\nhost = \"H2\"\nto = \"H3\"\nload = 1.0\nstart = \"10us\"\nslot_offset = \"0ns\"\n"
+    } else {
+        ""
+    };
+    let share = if congested { 1.0 } else { 0.1 };
+    let text = format!(
+        r#"
+duration = "5ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us"
+[defaults.host]
+voq = true
+[[switches]]
+name = "SW"
+latency = "1us"
+buffer = "2MB"
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+[[hosts]]
+name = "H3"
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["H2", "SW"]
+[[links]]
+between = ["SW", "H3"]
+[[sources]]
+host = "H1"
+to = "H3"
+load = {share}
+slot_offset = "0ns"
+{second}
+[bcn]
+qeq = "75KB"
+[e2cm]
+baseline = "{baseline}"
+"#
+    );
+    let sc = load(&text, "e2cm_l0.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Simulator::new(&sc, 1);
+    s.start_sources();
+    s.run_until(Time::from_ms(5), None).unwrap();
+    let Scheme::Bcn(b) = &s.scheme else {
+        panic!("a BCN scheme")
+    };
+    let e = b.e2cm().expect("E2CM runs");
+    let l0 = e.baseline_latency(0).expect("flow 0 has an L0");
+    (l0, e.counts(0).0)
+}
+
+/// E2CM's L0 comes from a probe sent with the flow's first frame: after
+/// the overload's transient it is the unloaded path's round trip, to the
+/// picosecond; learnt only while throttled it holds the standing queue.
+#[test]
+fn e2cm_baseline_latency_after_a_transient_is_the_unloaded_paths() {
+    let (unloaded, _) = e2cm_baseline(false, "flow_start");
+    let (l0, probes) = e2cm_baseline(true, "flow_start");
+    assert!(probes > 2, "flow 0 probed while throttled: {probes} probes");
+    assert_eq!(l0, unloaded);
+    // Probe 64 B and reply 64 B, each over two 0.5 us links and the 1 us
+    // switch, at 10 Gb/s (51.2 ns per hop).
+    let hop = Time::from_ns(500) + crate::units::Rate::gbps(10).tx_time(64);
+    assert_eq!(unloaded, Time(4 * hop.0 + 2 * Time::from_us(1).0));
+    let (late, _) = e2cm_baseline(true, "while_probing");
+    assert!(
+        late > l0 + Time::from_us(10),
+        "while probing: {late}, from the start: {l0}"
+    );
+}
