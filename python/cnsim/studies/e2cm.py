@@ -191,21 +191,17 @@ register(
             "The deck publishes switch drop counts per scheme, flow control and RTT (docs/studies.md, study D, "
             "with cnsim's full runs beside them); ours for this run are in the tables below. With PAUSE no "
             "variant drops a frame at any RTT, as published.",
-            "In cnsim's full runs E2CM drops fewer frames than ECM without a limit at every RTT, as published, "
-            "but more than ECM with the 600 KB limit, where the deck has it drop fewer. Most drops happen in "
-            "the first milliseconds, before any loop acts, and E2CM's probing only starts once ECM has installed a "
-            "limiter, so the two share that transient. Afterwards E2CM holds the hot queue far above ECM's: "
-            "500-900 KB against ECM's 66-78 KB (Qeq = 75 KB), so with a 600 KB limit it overflows more often.",
-            "Why E2CM's queue is large in our model: each of the 15 hot flows estimates its own backlog as "
-            "λ·(L − L0) = Q/15 and aims at 15 KB, i.e. about 225 KB in total; L0, the smallest round trip seen, "
-            "includes queueing whenever the hot queue has not emptied since probing began, so the estimate is "
-            "low; and at the hot flows' fair share (67 Mb/s) a flow probes only every 9-10 ms, while one maximal "
-            "positive feedback adds 250 Mb/s. The loop is bounded (the hot port stays at 1 Gb/s in every 5 ms "
-            "window of the settled period; the queue neither empties nor approaches the 4.8 MB the partitions "
-            "could hold) but it cycles with a period of tens of milliseconds. The per-flow law is our "
-            "reconstruction (docs/model.md, E2CM); the deck does not give it, and we did not tune it.",
-            "Stability up to 500 µs holds for both schemes. The mean hot queue grows only weakly with RTT in our "
-            "runs (E2CM, PAUSE: 769, 721, 763, 651, 881 KB at 0, 10, 100, 200, 500 µs); ECM stays at Qeq.",
+            "In cnsim's full runs E2CM drops fewer frames than ECM at every RTT, with and without the 600 KB "
+            "limit, as published (docs/studies.md). Most drops happen in the first milliseconds, before any loop "
+            "acts; the deck's run length is not known.",
+            "Each flow learns its baseline latency L0 from a probe sent with its first frame, before it has built "
+            "any queue ([e2cm] baseline = \"flow_start\"). Learnt only from probes sent while throttled "
+            "(\"while_probing\"), L0 holds the transient's standing queue, each flow underestimates its backlog, "
+            "and E2CM drops more than ECM with the limit (docs/decisions.md).",
+            "E2CM holds the hot queue well above ECM's (which stays near its Qeq of 75 KB): each of the 15 hot "
+            "flows aims at its own 15 KB and at the hot flows' fair share (67 Mb/s) a flow probes only every "
+            "9-10 ms, while one maximal positive feedback adds 250 Mb/s. The per-flow law is our reconstruction "
+            "(docs/model.md, E2CM); the deck does not give it, and we did not tune it.",
             "Study D's notifications travel expedited. Queued like data, 90% of ECM's notifications were dropped "
             "by full input partitions without PAUSE and the switch dropped 1.05 million frames (docs/decisions.md).",
             "Run length (300 ms), the absence of link and switch latency, and 64 B probes are ours.",
