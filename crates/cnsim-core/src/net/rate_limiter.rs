@@ -3,6 +3,7 @@
 //! notification, released when its rate is back at the line rate.
 
 use super::frame::Frame;
+use crate::engine::rng::{unit_open0, Stream};
 use crate::units::Time;
 use std::collections::VecDeque;
 
@@ -30,6 +31,24 @@ pub struct RateLimiter {
     pub messages: u64,
     /// An E2CM probe goes out before the next frame.
     pub probe_due: bool,
+    /// How frames are spaced.
+    pub pacing: Pacing,
+}
+
+/// How a limiter spaces its frames: the gap after a frame of L bytes at
+/// rate R is g = 8·L/R, or, jittered, g·(1 + w·(2u − 1)) with u uniform in
+/// (0, 1] from the limiter's own stream: uniform within ±w·g, the mean
+/// rate still exactly R. Exact spacing makes several limiters at the same
+/// rate a perfectly periodic, phase-locked pattern; a limiter clocked by
+/// an adapter's timers and arbitration does not keep such a grid.
+#[derive(Clone, Default)]
+pub enum Pacing {
+    #[default]
+    Exact,
+    Jittered {
+        width: f64,
+        rng: Stream,
+    },
 }
 
 impl Default for RateLimiter {
@@ -46,6 +65,7 @@ impl Default for RateLimiter {
             drift_generation: 0,
             messages: 0,
             probe_due: false,
+            pacing: Pacing::Exact,
         }
     }
 }
@@ -62,10 +82,15 @@ impl RateLimiter {
     }
 
     /// Spacing after releasing a frame of `bytes` at the current rate,
-    /// rounded up to the picosecond.
+    /// rounded up to the picosecond: exact, or drawn by the pacing.
     #[inline]
-    pub fn gap(&self, bytes: u64) -> Time {
-        Time((bytes as f64 * 8.0e12 / self.rate).ceil() as u64)
+    pub fn gap(&mut self, bytes: u64) -> Time {
+        let g = bytes as f64 * 8.0e12 / self.rate;
+        let g = match &mut self.pacing {
+            Pacing::Exact => g,
+            Pacing::Jittered { width, rng } => g * (1.0 + *width * (2.0 * unit_open0(rng) - 1.0)),
+        };
+        Time(g.ceil() as u64)
     }
 }
 
@@ -84,5 +109,39 @@ mod tests {
         assert_eq!(rl.gap(1500), Time(4_000_000));
         rl.rate = 7e9; // 1.714285... µs, rounded up
         assert_eq!(rl.gap(1500), Time(1_714_286));
+    }
+
+    /// Jittered pacing: every gap within ±w of 8·L/R, uniform over that
+    /// range, and the mean gap (so the mean rate) exact.
+    #[test]
+    fn jittered_gaps_are_uniform_around_the_exact_gap_with_its_mean() {
+        let mut rl = RateLimiter {
+            pacing: Pacing::Jittered {
+                width: 0.5,
+                rng: crate::engine::rng::stream(7, 1),
+            },
+            ..RateLimiter::default()
+        };
+        rl.install(2.5e9, 8);
+        let g = 4_800_000.0; // 1500 B at 2.5 Gb/s, ps
+        let n = 100_000;
+        let mut bins = [0u32; 10];
+        let mut sum = 0.0;
+        for _ in 0..n {
+            let x = rl.gap(1500).0 as f64;
+            assert!((0.5 * g..=1.5 * g + 1.0).contains(&x), "{x}");
+            sum += x;
+            bins[(((x - 0.5 * g) / g * 10.0) as usize).min(9)] += 1;
+        }
+        // The mean's standard error is g·0.5/√3/√n ≈ 0.09% of g.
+        let mean = sum / n as f64;
+        assert!(
+            (mean / g - 1.0).abs() < 0.005,
+            "mean gap {mean} ps against {g}"
+        );
+        // Each tenth of the range holds a tenth of the gaps (± 0.5% of n, about 5 standard errors).
+        for b in bins {
+            assert!((b as f64 / n as f64 - 0.1).abs() < 0.005, "{bins:?}");
+        }
     }
 }

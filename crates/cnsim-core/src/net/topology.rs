@@ -66,6 +66,16 @@ pub struct HostSpec {
     pub voq: bool,
     /// Delay from the per-flow queues to the egress buffer.
     pub loop_delay: Time,
+    /// Width of the uniform jitter on the gaps of this host's rate
+    /// limiters, a fraction of the gap (0: exact spacing).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub limiter_jitter: f64,
+}
+
+/// Fields at their default are left out of a scenario's serialised form,
+/// so that adding one leaves the hash of every scenario without it as it was.
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -328,6 +328,18 @@ impl Builder<'_> {
                 "a loop delay sits between per-flow queues and the egress buffer: set voq = true",
             ));
         }
+        let limiter_jitter = match pick(
+            &h.limiter_jitter,
+            p.key("limiter_jitter"),
+            d.map(|d| &d.limiter_jitter),
+            dp.key("limiter_jitter"),
+        ) {
+            None => 0.0,
+            Some((&j, _)) if (0.0..1.0).contains(&j) => j,
+            Some((&j, jp)) => {
+                return Err(self.err(&jp, format!("expected a fraction in [0, 1), found {j}")))
+            }
+        };
         Ok(HostSpec {
             egress,
             egress_high,
@@ -336,6 +348,7 @@ impl Builder<'_> {
             service,
             voq,
             loop_delay,
+            limiter_jitter,
         })
     }
 

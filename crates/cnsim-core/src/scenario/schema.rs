@@ -205,6 +205,9 @@ pub struct RawHost {
     pub voq: Option<bool>,
     /// Delay between the per-flow queues and the egress buffer (needs `voq`).
     pub loop_delay: Option<String>,
+    /// Rate limiters space frames 8·L/R apart on average, each gap drawn
+    /// uniformly within ± this fraction (0: exactly; `net::rate_limiter`).
+    pub limiter_jitter: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]

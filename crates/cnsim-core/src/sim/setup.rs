@@ -13,7 +13,7 @@ use crate::engine::EventQueue;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::port::Port;
-use crate::net::rate_limiter::RateLimiter;
+use crate::net::rate_limiter::{Pacing, RateLimiter};
 use crate::net::routing::{adjacency, Routes};
 use crate::net::topology::NodeKind;
 use crate::results::{FlowCounters, QueueCounters, StabilityWatch};
@@ -198,7 +198,10 @@ impl Simulator {
             max_wall: None,
             scheme: Scheme::None,
             udp_at_last_bit: true,
-            limiters: (0..rl_rows).map(|_| RateLimiter::default()).collect(),
+            limiters: flow_specs[..rl_rows]
+                .iter()
+                .map(|f| limiter(sc, seed, f))
+                .collect(),
             flow_rl: match sc.qcn {
                 Some(q) if q.per_destination => (0..n_flows)
                     .map(|f| {
@@ -299,4 +302,24 @@ fn scheme(
         return Scheme::Qcn(Qcn::new(q, cps, lines, flow_streams("rp")));
     }
     Scheme::None
+}
+
+/// The rate limiter of a flow (not installed), paced as its source host says.
+fn limiter(sc: &Scenario, seed: u64, f: &FlowSpec) -> RateLimiter {
+    let width = match &sc.nodes[f.src].kind {
+        NodeKind::Host(h) => h.limiter_jitter,
+        NodeKind::Switch(_) => unreachable!("flows start at hosts"),
+    };
+    let pacing = if width > 0.0 {
+        Pacing::Jittered {
+            width,
+            rng: stream(seed, component_key("pacer", &f.name)),
+        }
+    } else {
+        Pacing::Exact
+    };
+    RateLimiter {
+        pacing,
+        ..RateLimiter::default()
+    }
 }
