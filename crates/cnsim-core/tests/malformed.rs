@@ -425,6 +425,27 @@ fn e2cm_and_adapter_mistakes_are_named() {
         22,
         &["e2cm.control.sample_probability", "probe_probability"],
     );
+    // An unknown source of the baseline latency.
+    let msg = reject(
+        "load = 0.5\n",
+        "load = 0.5\n[bcn]\n[e2cm]\nbaseline = \"never\"\n",
+    );
+    check(
+        &msg,
+        22,
+        &[
+            "e2cm.baseline",
+            "\"flow_start\" or \"while_probing\"",
+            "\"never\"",
+        ],
+    );
+    // A limiter jitter of the whole gap or more.
+    let msg = reject("name = \"A\"\n", "name = \"A\"\nlimiter_jitter = 1.0\n");
+    check(
+        &msg,
+        9,
+        &["hosts[0].limiter_jitter", "a fraction in [0, 1)", "found 1"],
+    );
     // A gain given twice.
     let msg = reject(
         "load = 0.5\n",
