@@ -382,7 +382,7 @@ def reproduce(
         for name in studies.names():
             spec = studies.get(name)
             n_variants = len(spec.sweep_variants or spec.variants)
-            click.echo(f"{name:<18} {spec.title}  ({n_variants} variants, {spec.seeds} seeds)")
+            click.echo(f"{name:<18} {spec.title}  ({n_variants} variants, {spec.seeds} seed{'s' if spec.seeds != 1 else ''})")
         return 0
     if study is None:
         raise CliError("name a study (see 'cnsim reproduce --list')")

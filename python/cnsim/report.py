@@ -203,7 +203,7 @@ def _metrics_table(spec: studies.Study, runs: Mapping[str, Sequence[Result]]) ->
             mean = float(np.mean(values))
             ours = fmt.format(mean)
             if len(values) > 1:
-                ours += f" <span class='range'>({fmt.format(min(values))} – {fmt.format(max(values))}, {len(values)} seeds)</span>"
+                ours += f" <span class='range'>({fmt.format(min(values))} – {fmt.format(max(values))}, {len(values)} seed{'s' if len(values) != 1 else ''})</span>"
         else:
             mean, ours = None, "—"
         if m.published is None:

@@ -66,6 +66,38 @@ fn bad_unit() {
 }
 
 #[test]
+fn a_bare_number_for_a_quantity_hints_at_its_unit() {
+    check(
+        &reject("rate = \"10Gbps\"", "rate = 10e9"),
+        13,
+        &[
+            "links[0].rate",
+            "invalid type: floating point",
+            "a rate is written with its unit, in quotes: \"10Gbps\"",
+        ],
+    );
+    check(
+        &reject("duration = \"1ms\"", "duration = 5"),
+        1,
+        &["duration", "a time is written with its unit, in quotes: \"5ms\""],
+    );
+    check(
+        &reject("buffer = \"150KB\"", "buffer = 150000"),
+        3,
+        &["defaults.switch.buffer", "\"150KB\""],
+    );
+    // A name is not a quantity: no unit hint.
+    let msg = reject("name = \"SW\"", "name = 5");
+    assert!(!msg.contains("unit"), "{msg}");
+}
+
+#[test]
+fn unknown_section_suggests_the_right_one() {
+    let msg = reject("load = 0.5\n", "load = 0.5\n[qnc]\n");
+    check(&msg, 20, &["qnc", "did you mean 'qcn'?"]);
+}
+
+#[test]
 fn unknown_key_suggests_the_right_one() {
     check(
         &reject("rate = \"10Gbps\"", "rat = \"10Gbps\""),

@@ -81,10 +81,54 @@ fn toml_error(loc: &Locator, e: toml::de::Error, field: String) -> ScenarioError
     let msg = e.message().trim().to_string();
     let msg = if msg.starts_with("missing field") {
         msg.replace('`', "'") + " (required)"
+    } else if msg.starts_with("invalid type: integer")
+        || msg.starts_with("invalid type: floating point")
+    {
+        // A bare number where a quantity with its unit belongs.
+        msg.replace('`', "'") + unit_hint(&field)
     } else {
         with_suggestion(&msg)
     };
     loc.error_at(e.span().map(|s| s.start), field, msg)
+}
+
+/// What to write instead of a bare number for a quantity: its unit, in
+/// quotes, as the field's name suggests (nothing for names and choices).
+fn unit_hint(field: &str) -> &'static str {
+    let key = field.rsplit('.').next().unwrap_or(field);
+    let key = key.split('[').next().unwrap_or(key);
+    const WORDS: [&str; 12] = [
+        "name",
+        "description",
+        "host",
+        "to",
+        "between",
+        "mode",
+        "measure",
+        "baseline",
+        "transport",
+        "kind",
+        "quantize",
+        "buffer_model",
+    ];
+    if WORDS.contains(&key) {
+        return "";
+    }
+    if !key.is_empty() {
+        if key.contains("rate") || key.starts_with("r_") || key.contains("increase_at") {
+            return " (a rate is written with its unit, in quotes: \"10Gbps\", \"500Mbps\")";
+        }
+        if [
+            "duration", "delay", "latency", "time", "bin", "interval", "period", "start", "stop",
+            "tmax", "pause",
+        ]
+        .iter()
+        .any(|k| key.contains(k))
+        {
+            return " (a time is written with its unit, in quotes: \"5ms\", \"1us\")";
+        }
+    }
+    " (a quantity is written with its unit, in quotes: \"10Gbps\", \"1us\", \"150KB\")"
 }
 
 pub(super) struct Builder<'a> {

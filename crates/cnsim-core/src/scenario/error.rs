@@ -338,7 +338,7 @@ pub fn with_suggestion(message: &str) -> String {
     let candidates: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
     let best = candidates
         .iter()
-        .map(|c| (strsim::jaro_winkler(found, c), *c))
+        .map(|c| (similarity(found, c), *c))
         .filter(|(score, _)| *score > 0.75)
         .max_by(|a, b| a.0.total_cmp(&b.0));
     let expected = if candidates.is_empty() {
@@ -377,6 +377,21 @@ impl Applied {
     }
 }
 
+/// How alike a mistyped name is to a known one, in [0, 1]: Jaro-Winkler,
+/// raised for what it misses on short names, a difference of case only
+/// ('a' for 'A') and one swapped, missing, extra or wrong character
+/// ('qnc' for 'qcn').
+fn similarity(found: &str, known: &str) -> f64 {
+    let score = strsim::jaro_winkler(found, known);
+    if found.eq_ignore_ascii_case(known) {
+        score.max(0.95)
+    } else if strsim::osa_distance(found, known) == 1 && found.chars().count() >= 3 {
+        score.max(0.85)
+    } else {
+        score
+    }
+}
+
 /// "unknown WHAT 'N'", naming the known name closest to `n` if one is close.
 pub(super) fn unknown_name<'n>(
     what: &str,
@@ -384,7 +399,7 @@ pub(super) fn unknown_name<'n>(
     known: impl Iterator<Item = &'n String>,
 ) -> String {
     let best = known
-        .map(|k| (strsim::jaro_winkler(n, k), k))
+        .map(|k| (similarity(n, k), k))
         .filter(|(s, _)| *s > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)));
     match best {
@@ -396,6 +411,21 @@ pub(super) fn unknown_name<'n>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggests_a_name_with_two_letters_swapped_or_another_case() {
+        let m =
+            with_suggestion("unknown field `qnc`, expected one of `bcn`, `e2cm`, `qcn` or `tcp`");
+        assert!(m.contains("did you mean 'qcn'"), "{m}");
+        let known = ["A".to_string(), "B".to_string()];
+        assert_eq!(
+            unknown_name("host", "a", known.iter()),
+            "unknown host 'a' (did you mean 'A'?)"
+        );
+        // Nothing close: no suggestion.
+        let m = with_suggestion("unknown field `zzz`, expected one of `bcn`, `qcn`");
+        assert!(!m.contains("did you mean"), "{m}");
+    }
 
     #[test]
     fn suggests_the_closest_field() {
