@@ -1,4 +1,5 @@
 //! Link-level flow control.
 
 pub mod pause;
+pub mod pfc;
 pub mod watchdog;
