@@ -1,4 +1,6 @@
 //! Link-level flow control.
 
+pub mod headroom;
 pub mod pause;
+pub mod pfc;
 pub mod watchdog;
