@@ -53,6 +53,17 @@ def test_the_cli_warns_about_a_deadlock_and_a_partial_result(cli, tmp_path):
     assert res.code == 0 and "PARTIAL RESULT: stopped after 1000 events" in res.output
 
 
+def test_fail_on_deadlock_exits_4_with_the_result_saved(cli, tmp_path):
+    res = cli("run", str(RING), "--out", str(tmp_path / "ring"), "--fail-on-deadlock", "-q")
+    assert res.code == 4, res.output
+    summary = json.loads((tmp_path / "ring" / "summary.json").read_text())
+    assert summary["watchdog"]["deadlocks"], summary["watchdog"]
+    # Without the flag, and without a deadlock, a run exits 0.
+    assert cli("run", str(RING), "--out", str(tmp_path / "r2"), "-q").code == 0
+    res = cli("run", str(NO_CM), "--out", str(tmp_path / "n"), "--set", "duration=20ms", "--fail-on-deadlock", "-q")
+    assert res.code == 0, res.output
+
+
 def test_a_run_too_large_for_the_machine_is_refused_with_an_estimate(write_scenario):
     path = write_scenario(
         """

@@ -19,6 +19,7 @@ Errors are reported as one line ``error: <message>`` on stderr. Exit status
     1    a failure while running (a failed sweep point, a full disk, ...)
     2    bad input: scenario, missing file, bad option, an output path in the way
     3    done, but some sweep points stopped early (partial results)
+    4    run --fail-on-deadlock: done, but the PAUSE watchdog found a deadlock
     130  interrupted (Ctrl-C, SIGTERM during a sweep)
 
 Set ``CNSIM_DEBUG=1`` to get a traceback instead.
@@ -40,6 +41,7 @@ from .api import MAX_EVENTS, MAX_WALL_S
 EXIT_RUNTIME = 1
 EXIT_BAD_INPUT = 2
 EXIT_PARTIAL = 3
+EXIT_DEADLOCK = 4
 EXIT_INTERRUPTED = 130
 
 
@@ -152,6 +154,8 @@ def cli() -> None:
 @click.option("--max-wall", type=_Seconds(MAX_WALL_S), default=None, metavar="SECONDS",
               help="Stop after this much wall time; the result is marked partial.")
 @click.option("--no-checks", is_flag=True, help="Skip the invariant checks (a few percent faster).")
+@click.option("--fail-on-deadlock", is_flag=True,
+              help="Exit with status 4 if the PAUSE watchdog finds a deadlock (the result is saved).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 def run(
     file: str,
@@ -164,8 +168,9 @@ def run(
     max_events: int | None,
     max_wall: float | None,
     no_checks: bool,
+    fail_on_deadlock: bool,
     quiet: bool,
-) -> None:
+) -> int:
     """Run the scenario FILE and save its results."""
     from . import api
     from .results import reserve_result
@@ -194,6 +199,8 @@ def run(
         from .console import print_warnings
 
         print_warnings(result)
+    deadlocks = (result.summary.get("watchdog") or {}).get("deadlocks") or []
+    return EXIT_DEADLOCK if fail_on_deadlock and deadlocks else 0
 
 
 @cli.command()
