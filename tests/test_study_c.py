@@ -56,7 +56,7 @@ def test_report_has_the_metrics_tables_and_figures(quick):
     assert "Quick run" in text and "cnsim reproduce qcn_tcp --quick" in text
     metrics = text.split("Published and ours", 1)[1].split("</table>", 1)[0]
     for label in ("C1 innocent aggregate", "C1 victim aggregate", "C2 victim, slow phases",
-                  "C3 N2 (innocent)", "C3 N1 after recovery"):
+                  "C3 N2 (innocent)", "C3 N1 after N3 recovers"):
         assert label in metrics
     for variant in ("c1-tcp", "c1-qcn-pause-shared", "c2-qcn-pause", "c3-tcp-pause", "c3-tcp-qcn-pause"):
         assert f"<td>{variant}</td>" in metrics
@@ -102,3 +102,22 @@ def test_sweep_variant_without_a_base_file_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="c1-tcp"):
         _sweep_bases(broken, paths, {"c1-tcp": {}}, None, [1], tmp_path / "x")
     assert not (tmp_path / "x").exists()
+
+
+def test_the_report_states_numbers_of_its_own_runs_and_windows(quick):
+    import html
+
+    from cnsim.studies import qcn_tcp
+
+    text = html.unescape((quick / "report.html").read_text(encoding="utf-8"))
+    (pause,) = _runs(quick, "c3-tcp-pause")
+    (qcn,) = _runs(quick, "c3-tcp-qcn-pause")
+    # The C3 statement quotes this run's values, over the quick run's window.
+    assert f"TCP + PAUSE N2 {qcn_tcp.n2_congested_gbps(pause):,.2f}" in text
+    assert f"TCP + QCN + PAUSE N2 {qcn_tcp.n2_congested_gbps(qcn):,.2f}" in text
+    assert "while N3 is slow ([150, 250) ms)" in text
+    # The full run's numbers and windows are not stated in a quick report.
+    for stale in ("8.29", "[800 ms, 1 s)", "[300, 750) ms", "over 3 seeds"):
+        assert stale not in text, stale
+    # C2's two readings of the victims' ideal.
+    assert "two readings" in text and "slow-phase figures" in text

@@ -161,7 +161,8 @@ def render(
 
     if spec.differences:
         parts.append("<h3>Where we differ, and why</h3><ul>")
-        parts.extend(f"<li>{html.escape(d)}</li>" for d in spec.differences)
+        texts = (studies.text_of(d, runs) for d in spec.differences)
+        parts.extend(f"<li>{html.escape(t)}</li>" for t in texts if t)
         parts.append("</ul>")
 
     parts.append("<h2>Views</h2>")

@@ -10,13 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from ..data import shipped_dir
 from ..results import Result
 
 #: Per-variant results of a reproduction, one per seed, in seed order.
 Runs = Mapping[str, Sequence[Result]]
+
+#: A statement of a report: fixed words, or words computed from the runs
+#: (numbers in a report come from its runs; None when the runs it needs
+#: are missing, e.g. a variant a --quick run leaves out).
+Text = Union[str, Callable[[Runs], Union[str, None]]]
+
+
+def text_of(text: Text, runs: Runs) -> str | None:
+    """The words of a statement for these runs."""
+    return text(runs) if callable(text) else text
 
 
 class UnknownStudy(LookupError):
@@ -66,7 +76,7 @@ class Study:
     #: what the study concluded, in its own words (paraphrased)
     findings: Sequence[str] = ()
     #: where and why our results differ from the published ones
-    differences: Sequence[str] = ()
+    differences: Sequence[Text] = ()
     #: extra figures drawn from all runs (title, function returning a matplotlib figure)
     extra_figures: Sequence[tuple[str, Callable[[Runs], Any]]] = field(default_factory=tuple)
     #: extra tables computed from all runs (title, function returning a pandas DataFrame)

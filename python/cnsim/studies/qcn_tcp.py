@@ -362,6 +362,164 @@ def cwnd_figure(runs: Runs):
     return fig
 
 
+# --------------------------------------------------------------------------- statements
+# What the report says about the runs, with every number taken from them;
+# None when a variant it needs was not run.
+
+
+def _avg(runs: Runs, variant: str, measure, decimals: int) -> str | None:
+    rs = runs.get(variant) or []
+    return _over_seeds([measure(r) for r in rs], decimals) if rs else None
+
+
+def _queue_drops(queue: str):
+    return lambda r: float(r.queues.loc[r.queues["name"] == queue, "drops_frames"].sum())
+
+
+def _other_drops(queue: str):
+    return lambda r: float(r.queues.loc[r.queues["name"] != queue, "drops_frames"].sum())
+
+
+def _all(*values: str | None) -> bool:
+    return all(v is not None for v in values)
+
+
+def _seeds_statement(runs: Runs) -> str | None:
+    n = max((len(rs) for rs in runs.values()), default=0)
+    if not n:
+        return None
+    return (f"The study published its results in words and ideal values only; the values in the first table are "
+            f"those ideals. Ours are means over {n} seed{'s' if n != 1 else ''} (range in brackets), from "
+            f"{SETTLED_FROM * 1e3:.0f} ms to the end of the run for C1 and C2. TCP throughput is application "
+            f"goodput, so a TCP flow saturating a link shows {GOODPUT:.1%} of its rate ({0.5 * GOODPUT:.3f} of "
+            f"N7's 0.5 Gb/s, {10 * GOODPUT:.2f} of 10 Gb/s); UDP throughput counts frame bytes.")
+
+
+def _c1_statement(runs: Runs) -> str | None:
+    inn = {s: _avg(runs, f"c1-{s}", innocent_gbps, 2) for s in ("tcp", "tcp-qcn", "tcp-qcn-pause", "qcn-pause")}
+    vic = {s: _avg(runs, f"c1-{s}", victim_gbps, 3) for s in ("tcp", "tcp-qcn", "tcp-qcn-pause", "qcn-pause")}
+    drops = {s: _avg(runs, f"c1-{s}", _sum_queues("drops_frames"), 0) for s in ("tcp", "tcp-qcn", "tcp-qcn-pause")}
+    if not _all(*inn.values(), *vic.values(), *drops.values()):
+        return None
+    hot = _avg(runs, "c1-tcp-qcn", _queue_drops("SW2->N7"), 0)
+    return (f"C1: innocent aggregate TCP only {inn['tcp']}, TCP + QCN {inn['tcp-qcn']}, TCP + QCN + PAUSE "
+            f"{inn['tcp-qcn-pause']} Gb/s (ideal 24); victims {vic['tcp']}, {vic['tcp-qcn']} and "
+            f"{vic['tcp-qcn-pause']} Gb/s of goodput (N7 drains 0.5). The schemes differ mostly in losses: frames "
+            f"dropped per run {drops['tcp']} (TCP only; retransmissions "
+            f"{_avg(runs, 'c1-tcp', _sum_flows('retransmissions'), 0)}, timeouts "
+            f"{_avg(runs, 'c1-tcp', _sum_flows('timeouts'), 0)}), {drops['tcp-qcn']} with QCN ({hot} of them at "
+            f"SW2->N7), {drops['tcp-qcn-pause']} with PAUSE. QCN + PAUSE over UDP with per-destination adapter "
+            f"queues: innocent {inn['qcn-pause']}, victim {vic['qcn-pause']}.")
+
+
+def _c1_shared_statement(runs: Runs) -> str | None:
+    shared = _avg(runs, "c1-qcn-pause-shared", innocent_gbps, 2)
+    if shared is None:
+        return None
+    return (f"C1, UDP with one shared adapter path (c1-qcn-pause-shared, not a scheme of the study): a source whose "
+            f"hot flow's limiter queue is full waits, and with it all its other destinations. The innocent "
+            f"aggregate falls to {shared} Gb/s: head-of-line blocking at the source. The study's QCN + PAUSE "
+            f"result needs per-destination queues at the adapter (c1-qcn-pause).")
+
+
+def _c2_statement(runs: Runs) -> str | None:
+    inn = {s: _avg(runs, f"c2-{s}", innocent_gbps, 2) for s in ("tcp", "tcp-qcn", "tcp-qcn-pause")}
+    if not _all(*inn.values()):
+        return None
+    return (f"C2: innocent aggregate TCP only {inn['tcp']}, TCP + QCN {inn['tcp-qcn']}, TCP + QCN + PAUSE "
+            f"{inn['tcp-qcn-pause']} Gb/s. Without QCN, when N7 speeds up the victims' backlog leaves at up to "
+            f"10 Gb/s: frames dropped per run {_avg(runs, 'c2-tcp', _sum_queues('drops_frames'), 0)}, of which "
+            f"{_avg(runs, 'c2-tcp', _other_drops('SW2->N7'), 0)} away from SW2->N7, with "
+            f"{_avg(runs, 'c2-tcp', _sum_flows('timeouts'), 0)} timeouts. With QCN "
+            f"{_avg(runs, 'c2-tcp-qcn', _sum_queues('drops_frames'), 0)} (away from SW2->N7: "
+            f"{_avg(runs, 'c2-tcp-qcn', _other_drops('SW2->N7'), 0)}); with PAUSE "
+            f"{_avg(runs, 'c2-tcp-qcn-pause', _sum_queues('drops_frames'), 0)}.")
+
+
+def _c2_victim_statement(runs: Runs) -> str | None:
+    schemes = ("tcp", "tcp-qcn", "tcp-qcn-pause", "qcn-pause")
+    mean = {s: _avg(runs, f"c2-{s}", victim_gbps, 2) for s in schemes}
+    fast = {s: _avg(runs, f"c2-{s}", victim_fast_gbps, 2) for s in schemes}
+    slow = {s: _avg(runs, f"c2-{s}", victim_slow_gbps, 3) for s in schemes}
+    if not _all(*mean.values(), *fast.values(), *slow.values()):
+        return None
+    names = {"tcp": "TCP only", "tcp-qcn": "TCP + QCN", "tcp-qcn-pause": "TCP + QCN + PAUSE",
+             "qcn-pause": "QCN + PAUSE"}
+    each = "; ".join(f"{names[s]} {mean[s]} (slow {slow[s]}, fast {fast[s]})" for s in schemes)
+    return (f"C2, the victims, two readings. The study's ideal mean of 1.75 Gb/s (0.5 while N7 is slow, 3 while "
+            f"it is fast) assumes that what is offered during a slow phase and not delivered is lost. cnsim's "
+            f"sources never discard offered data (TCP send buffers and per-destination queues hold it), so the "
+            f"backlog of a slow phase is delivered in the next fast phase and the fast phases exceed 3 Gb/s. "
+            f"Victim goodput, mean over the run and per phase (Gb/s): {each}. The slow-phase figures are the "
+            f"reading comparable with the ideal 0.5; the fast phases carry the study's 3 Gb/s plus the backlog.")
+
+
+def _c2_slow_statement(runs: Runs) -> str | None:
+    qcn = _avg(runs, "c2-tcp-qcn", victim_slow_gbps, 3)
+    pause = _avg(runs, "c2-tcp-qcn-pause", victim_slow_gbps, 3)
+    if not _all(qcn, pause):
+        return None
+    return (f"C2, slow phases: victim goodput {qcn} Gb/s with TCP + QCN, {pause} with PAUSE (no drops). Goodput "
+            f"is counted when data arrive in order: with drops at SW2->N7 "
+            f"({_avg(runs, 'c2-tcp-qcn', _queue_drops('SW2->N7'), 0)} a run with QCN) and "
+            f"{_avg(runs, 'c2-tcp-qcn', _sum_flows('timeouts'), 0)} retransmission timeouts a run (minimum RTO "
+            f"200 ms), data behind a lost segment is credited only once the loss is repaired, which can fall into "
+            f"the next fast phase.")
+
+
+def _c3_statement(runs: Runs) -> str | None:
+    v = {s: (_avg(runs, f"c3-{s}", n2_congested_gbps, 2), _avg(runs, f"c3-{s}", n1_congested_gbps, 3))
+         for s in ("tcp", "tcp-pause", "tcp-qcn-pause")}
+    if not _all(*(x for pair in v.values() for x in pair)):
+        return None
+    rs = runs["c3-tcp"]
+    window = "[{:.0f}, {:.0f}) ms".format(*(x * 1e3 for x in c3_windows(rs[0])["congested"]))
+    return (f"C3, while N3 is slow ({window}): TCP alone (drop tail) N2 {v['tcp'][0]} Gb/s, N1 {v['tcp'][1]}, "
+            f"with {_avg(runs, 'c3-tcp', _sum_queues('drops_frames'), 0)} drops; TCP + PAUSE N2 "
+            f"{v['tcp-pause'][0]}, N1 {v['tcp-pause'][1]} (the Center switch pauses both inputs: "
+            f"{_avg(runs, 'c3-tcp-pause', _sum_queues('xoff_sent'), 0)} XOFFs, "
+            f"{_avg(runs, 'c3-tcp-pause', _sum_queues('drops_frames'), 0)} drops); TCP + QCN + PAUSE N2 "
+            f"{v['tcp-qcn-pause'][0]}, N1 {v['tcp-qcn-pause'][1]} "
+            f"({_avg(runs, 'c3-tcp-qcn-pause', _sum_queues('xoff_sent'), 0)} XOFFs): QCN keeps the innocent flow "
+            f"at its rate, as published.")
+
+
+def _line_rate_again_ms(r: Result) -> float:
+    """When N1's limiter is back at the line rate after N3 recovers (ms; nan if never)."""
+    end_slow = c3_windows(r)["slow"][1]
+    rl = r.rate_limiters[(r.rate_limiters["flow"] == "N1") & (r.rate_limiters["time_s"] >= end_slow)]
+    back = rl[rl["rate_gbps"] >= 10 * 0.999]
+    return float(back["time_s"].iloc[0] * 1e3) if len(back) else float("nan")
+
+
+def _c3_recovery_statement(runs: Runs) -> str | None:
+    qcn = _avg(runs, "c3-tcp-qcn-pause", n1_recovered_gbps, 2)
+    pause = _avg(runs, "c3-tcp-pause", n1_recovered_gbps, 2)
+    if not _all(qcn, pause):
+        return None
+    r = runs["c3-tcp-qcn-pause"][0]
+    start, end = c3_windows(r)["recovered"]
+    back = _avg(runs, "c3-tcp-qcn-pause", _line_rate_again_ms, 0)
+    when = (f"is at the line rate again at {back} ms" if back != "—"
+            else "does not reach the line rate again before the run ends")
+    return (f"C3, after N3 recovers ({c3_windows(r)['slow'][1] * 1e3:.0f} ms), N1's QCN limiter climbs back "
+            f"slowly: its current rate {when}, so N1 averages {qcn} Gb/s over "
+            f"[{start * 1e3:.0f}, {end * 1e3:.0f}) ms under TCP + QCN + PAUSE, against {pause} without QCN.")
+
+
+def _cwnd_statement(runs: Runs) -> str | None:
+    rs = runs.get("c3-tcp-qcn-pause") or []
+    if not rs:
+        return None
+    t = rs[0].transport
+    peak = t.loc[t["flow"] == "N1", "cwnd_bytes"].max() / 1e3
+    lost = _avg(runs, "c3-tcp-qcn-pause", _sum_flows("segments_dropped"), 0)
+    return (f"TCP adapts to the rate limiter: with PAUSE {lost} segments are lost, and N1's sending rate follows "
+            f"the limiter because the limiter's queue and the adapter block the sender. Its window grows only "
+            f"while it limits the sender (cwnd validation), so it stays bounded (at most {peak:,.0f} KB in the "
+            f"first seed) instead of growing without bound.")
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -387,12 +545,12 @@ METRICS = (
         _metric("C2 victim, fast phases", v, victim_fast_gbps, 3.0, "ideal: the victim demand", 3),
     )),
     *(m for v in C3_VARIANTS for m in (
-        _metric("C3 N2 (innocent), N3 slow [300, 750) ms", v, n2_congested_gbps, 10.0,
-                f"ideal: line rate; TCP goodput at most {10 * GOODPUT:.2f}", 2),
-        _metric("C3 N1, N3 slow [300, 750) ms", v, n1_congested_gbps, 1.0,
-                f"ideal: N3's 1 Gb/s drain; TCP goodput at most {GOODPUT:.3f}", 3),
-        _metric("C3 N1 after recovery, [800 ms, 1 s)", v, n1_recovered_gbps, 10.0,
-                f"ideal: line rate; TCP goodput at most {10 * GOODPUT:.2f}", 2),
+        _metric("C3 N2 (innocent), while N3 is slow", v, n2_congested_gbps, 10.0,
+                f"ideal: line rate; TCP goodput at most {10 * GOODPUT:.2f}; window in the C3 table", 2),
+        _metric("C3 N1, while N3 is slow", v, n1_congested_gbps, 1.0,
+                f"ideal: N3's 1 Gb/s drain; TCP goodput at most {GOODPUT:.3f}; window in the C3 table", 3),
+        _metric("C3 N1 after N3 recovers", v, n1_recovered_gbps, 10.0,
+                f"ideal: line rate; TCP goodput at most {10 * GOODPUT:.2f}; window in the C3 table", 2),
     )),
 )
 
@@ -423,50 +581,15 @@ register(
             "innocent flow keeps its throughput.",
         ),
         differences=(
-            "The study published its results in words and ideal values only; the values in the first table are "
-            "those ideals. Ours are means over 3 seeds (range in brackets), from 50 ms to the end of the run for "
-            "C1 and C2. TCP throughput is application goodput, so a TCP flow saturating a link shows 97.3% of its "
-            "rate (0.487 of N7's 0.5 Gb/s, 9.73 of 10 Gb/s); UDP throughput counts frame bytes.",
-            "C1: every TCP scheme keeps the innocent aggregate near the ideal 24 Gb/s (TCP only 23.69, 23.14-23.98 "
-            "over seeds; TCP + QCN 23.97; TCP + QCN + PAUSE 24.33) and the victims near N7's drain (0.487, 0.483, "
-            "0.469 Gb/s of goodput). The schemes differ mostly in losses: TCP only drops 431 frames a run (177-921; "
-            "424 retransmissions, 2 timeouts), mostly at SW2->N7, but in seed 2 also 715 at SW2->SW0 (nominal "
-            "load 8.1 Gb/s), where innocent connections lost 705 segments and timed out 4 times: innocent 23.14 "
-            "in that seed. TCP + QCN drops 114 a run, all at SW2->N7, and with PAUSE nothing is dropped. QCN + "
-            "PAUSE over UDP with per-destination adapter queues: innocent 24.37, victim 0.478.",
-            "C1, UDP with one shared adapter path (c1-qcn-pause-shared, not a scheme of the study): a source "
-            "whose hot flow's 150 KB limiter queue is full waits, and with it all its other destinations. The "
-            "innocent aggregate falls to 3.91 Gb/s (3.87-3.97): head-of-line blocking at the source. The study's "
-            "QCN + PAUSE result needs per-destination queues at the adapter (c1-qcn-pause).",
-            "C2: every scheme keeps the innocent aggregate near 24 Gb/s except TCP only (23.41, 23.24-23.55): "
-            "when N7 speeds up, the victims' backlog leaves at up to 10 Gb/s and overflows the inter-switch "
-            "queues SW1->SW0 and SW2->SW0 as well as SW2->N7 (4,187 drops a run; innocent connections lost "
-            "2,249-3,356 segments and timed out 8-24 times a run). With QCN nearly every drop is at SW2->N7 (860 a "
-            "run, at most 3 elsewhere) and the innocent aggregate is 23.99; with PAUSE 24.18, without drops.",
-            "C2: no scheme meets the ideal victim mean of 1.75 Gb/s; all exceed it (TCP only 2.99, TCP + QCN 2.20, "
-            "TCP + QCN + PAUSE 2.10, QCN + PAUSE 2.21). The ideal 0.5 / 3 Gb/s assumes nothing carries over from a "
-            "slow phase; our sources never discard offered data (TCP send buffers and per-destination queues "
-            "hold it), so the backlog of each slow phase is delivered in the next fast phase (fast phases: 5.25, "
-            "3.87, 3.59, 3.79 Gb/s against 3). TCP alone drains it fastest; QCN's limiters, slow to climb back, "
-            "spread it out.",
-            "C2, TCP + QCN, slow phases: victim goodput 0.342 Gb/s (0.295-0.369) although N7's link stays busy "
-            "(0.494 Gb/s on the wire in seed 1). Goodput is counted when data arrive in order, and with drops at "
-            "SW2->N7 and 4-8 retransmission timeouts a run (minimum RTO 200 ms), data behind a lost segment is "
-            "credited only once the loss is repaired, often in the next fast phase. With PAUSE (no drops) the "
-            "slow-phase figure is 0.438.",
-            "C3 agrees with the published behaviour. TCP alone (drop tail): N2 keeps 9.73 Gb/s, N1 gets N3's "
-            "0.973, with 84 drops at CENTER->N3 and no timeout. TCP + PAUSE: the Center switch pauses both "
-            "inputs and N2 collapses to 0.97 Gb/s while N3 is slow, like N1 (7,248 XOFFs, no drops). "
-            "TCP + QCN + PAUSE: N2 keeps 9.73 and N1 0.973; the congestion point holds CENTER->N3 near Qeq "
-            "(26.3-26.6 KB over 400-700 ms) and PAUSE fires only until 263-271 ms, while the limiter settles "
-            "(30 XOFFs a run).",
-            "C3, after N3 recovers (750 ms), N1's QCN limiter climbs back slowly: its current rate reaches the "
-            "line rate only at about 842 ms, so N1 averages 8.29 Gb/s (8.23-8.33) over [800 ms, 1 s) under "
-            "TCP + QCN + PAUSE, against 9.73 without QCN.",
-            "TCP adapts to the rate limiter without a loss: with PAUSE no segment is lost, and N1's sending rate "
-            "follows the limiter because the limiter's 150 KB queue and the adapter block the sender. Its "
-            "window grows only while it limits the sender (cwnd validation), so it stays at a few hundred KB "
-            "(at most 318 KB in seed 1) instead of growing without bound.",
+            _seeds_statement,
+            _c1_statement,
+            _c1_shared_statement,
+            _c2_statement,
+            _c2_victim_statement,
+            _c2_slow_statement,
+            _c3_statement,
+            _c3_recovery_statement,
+            _cwnd_statement,
             "The topologies (edge and core switches, per-hop delays set to the study's 16 and 24 µs loop "
             "latencies), the global PAUSE trigger at the Center switch, the measurement windows and the run "
             "lengths are our reconstruction (see the scenario files' notes below).",
