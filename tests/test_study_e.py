@@ -1,0 +1,42 @@
+"""Study E's fairness table: min / mean with its 95% interval / max over seeds, beside the deck's."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from cnsim.studies import cn_sim_baseline
+
+
+def _run(jain: float, dev_max: float, dev_rms: float, end_s: float = 0.08):
+    fairness = {"jain": jain, "dev_max": dev_max, "dev_rms": dev_rms, "start_s": 0.02, "end_s": end_s}
+    return SimpleNamespace(summary={"fairness": fairness})
+
+
+def test_the_fairness_table_gives_the_mean_interval_and_the_deck_row():
+    runs = {"bcn": [_run(0.9, 0.5, 0.3), _run(0.8, 0.6, 0.4), _run(1.0, 0.1, 0.05)]}
+    table = cn_sim_baseline.range_table(runs).set_index("variant")
+    # Jain: mean 0.9, sample s.d. 0.1, half-width 1.96 x 0.1 / sqrt(3) = 0.113.
+    assert table.loc["bcn", "Jain's index min / mean (95% CI) / max"] == "0.800 / 0.900 (± 0.113) / 1.000"
+    assert table.loc["bcn", "window"] == "[20, 80) ms"
+    deck = table.loc["the deck (BCN)"]
+    assert deck["Jain's index min / mean (95% CI) / max"] == "0.937 / 0.977 / 0.997"
+    assert deck["Dev_max min / mean (95% CI) / max"] == "0.083 / 0.216 / 0.383"
+    assert deck["Dev_rms min / mean (95% CI) / max"] == "0.057 / 0.144 / 0.261"
+
+
+def test_a_short_run_shows_its_own_window_and_one_seed_no_interval():
+    table = cn_sim_baseline.range_table({"bcn": [_run(0.9, 0.5, 0.3, end_s=0.03)]}).set_index("variant")
+    assert table.loc["bcn", "window"] == "[20, 30) ms"
+    assert table.loc["bcn", "Jain's index min / mean (95% CI) / max"] == "0.900 / 0.900 / 0.900"
+
+
+def test_the_bcn_metrics_carry_the_published_means():
+    from cnsim import studies
+
+    spec = studies.get("cn_sim_baseline")
+    got = {m.label: m.published for m in spec.metrics if m.variant == "bcn"}
+    assert got["Jain's index, fairness window"] == 0.977
+    assert got["Dev_max, fairness window"] == 0.216
+    assert got["Dev_rms, fairness window"] == 0.144
+    # The other variants have no published value.
+    assert all(m.published is None for m in spec.metrics if m.variant == "pause" and "fairness" in m.label)
