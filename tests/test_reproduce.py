@@ -119,7 +119,7 @@ def test_cn_sim_baseline_report_has_per_seed_fairness_and_best_and_worst_seeds(t
     text = _reproduce_quick(tmp_path, "cn_sim_baseline")
     for variant in ("bcn", "bcn00", "pause", "pause_bcn00"):
         assert f"{variant}: best and worst seed" in text
-    assert "Fairness per seed" in text and "Jain's index min / mean / max" in text
+    assert "Fairness per seed" in text and "Jain's index min / mean (95% CI) / max" in text
     # Two quick seeds per variant, each with its rates over the window.
     per_seed = text.split("Fairness per seed", 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr>\s*<td>(bcn|bcn00|pause|pause_bcn00)</td>\s*<td>([12])</td>", per_seed)
