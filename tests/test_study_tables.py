@@ -1,8 +1,10 @@
-"""Study E's fairness table: min / mean with its 95% interval / max over seeds, beside the deck's."""
+"""Studies D and E: their report tables put the decks' published numbers beside cnsim's."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
+
+import pandas as pd
 
 from cnsim.studies import cn_sim_baseline
 
@@ -40,3 +42,16 @@ def test_the_bcn_metrics_carry_the_published_means():
     assert got["Dev_rms, fairness window"] == 0.144
     # The other variants have no published value.
     assert all(m.published is None for m in spec.metrics if m.variant == "pause" and "fairness" in m.label)
+
+
+def test_study_d_lines_up_every_published_drop_count_with_its_run():
+    from cnsim.studies import e2cm
+
+    runs = {"ecm-drop-rtt000": [SimpleNamespace(queues=pd.DataFrame({"drops_frames": [100_000, 31_232]}))]}
+    table = e2cm.published_drops_table(runs)
+    assert len(table) == 5 + 5 + 5 + 5 + 1  # both schemes x both limits x five RTTs, and destination at RTT 0
+    row = table[(table["scheme"] == "ecm") & (table["flow control"] == "drop") & (table["RTT (µs)"] == 0)].iloc[0]
+    assert (row["the deck"], row["cnsim"], row["difference"]) == ("211,246", "131,232", "-80,014 (-38%)")
+    # A variant not run (a --quick reproduction) shows the deck's number and a dash.
+    other = table[(table["scheme"] == "e2cm-src") & (table["RTT (µs)"] == 200)].iloc[0]
+    assert other["cnsim"] == "—" and other["the deck"] == "144,239"
