@@ -1,6 +1,7 @@
 //! The network model: frames, ports (output queues on links), routing.
 
 pub mod frame;
+pub mod mmu;
 pub mod port;
 pub mod rate_limiter;
 pub mod routing;
