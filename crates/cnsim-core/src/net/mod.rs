@@ -1,5 +1,6 @@
 //! The network model: frames, ports (output queues on links), routing.
 
+pub mod ecn;
 pub mod frame;
 pub mod mmu;
 pub mod port;
