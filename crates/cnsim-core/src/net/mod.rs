@@ -6,4 +6,5 @@ pub mod mmu;
 pub mod port;
 pub mod rate_limiter;
 pub mod routing;
+pub mod sched;
 pub mod topology;
