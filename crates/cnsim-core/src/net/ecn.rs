@@ -1,0 +1,222 @@
+//! ECN marking at a switch's egress queue: the codepoint a frame carries
+//! (RFC 3168) and the rule that decides, from the queue's instantaneous
+//! length, whether to mark it.
+
+use crate::engine::rng::{unit_open0, Stream};
+use crate::units::Bytes;
+
+/// The two ECN bits of the IP header, with their RFC 3168 values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    /// The transport does not understand ECN: never marked.
+    #[default]
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    /// Congestion experienced.
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// What a congested switch does to the frame: an ECN-capable codepoint
+    /// becomes CE; Not-ECT is left alone (the switch would drop such a
+    /// frame instead, if it drops at all).
+    #[must_use]
+    pub const fn mark(self) -> Ecn {
+        match self {
+            Ecn::NotEct => Ecn::NotEct,
+            Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce => Ecn::Ce,
+        }
+    }
+
+    pub const fn is_ect(self) -> bool {
+        !matches!(self, Ecn::NotEct)
+    }
+
+    pub const fn is_ce(self) -> bool {
+        matches!(self, Ecn::Ce)
+    }
+}
+
+/// When a frame's queue is compared with the marking rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkAt {
+    /// As the frame joins the queue, on the bytes ahead of it (the
+    /// classic RED and DCTCP placement).
+    Enqueue,
+    /// As the frame leaves, on the bytes behind it: the mark reaches the
+    /// receiver a queueing delay sooner (many ASICs do this).
+    Dequeue,
+}
+
+/// The marking rule of an egress queue, on its instantaneous length.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnRule {
+    /// RED-like, as DCQCN's switches: probability 0 up to `kmin`, rising
+    /// linearly to `pmax` at `kmax`, 1 above `kmax`.
+    Red { kmin: Bytes, kmax: Bytes, pmax: f64 },
+    /// DCTCP: mark every frame while the queue exceeds `k` (strictly: a
+    /// queue of exactly `k` bytes is not marked, as `q > K` in the DCTCP
+    /// paper and RFC 8257).
+    Step { k: Bytes },
+}
+
+/// An egress queue's ECN marking: the rule and where it is applied.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct EcnSpec {
+    pub rule: EcnRule,
+    pub at: MarkAt,
+}
+
+impl EcnSpec {
+    /// Why the parameters make no sense, if they do not.
+    pub fn validate(&self) -> Result<(), String> {
+        match self.rule {
+            EcnRule::Red { kmin, kmax, pmax } => {
+                if kmin > kmax {
+                    return Err(format!("kmin ({kmin}) is above kmax ({kmax})"));
+                }
+                if !(0.0..=1.0).contains(&pmax) {
+                    return Err(format!("pmax ({pmax}) is not a probability in [0, 1]"));
+                }
+                Ok(())
+            }
+            EcnRule::Step { .. } => Ok(()),
+        }
+    }
+
+    /// The probability of marking a frame when the queue holds `queue`
+    /// bytes.
+    pub fn mark_probability(&self, queue: Bytes) -> f64 {
+        match self.rule {
+            EcnRule::Red { kmin, kmax, pmax } => {
+                if queue <= kmin {
+                    0.0
+                } else if queue <= kmax {
+                    // The ratio first, so that Kmax gives exactly pmax.
+                    pmax * ((queue.0 - kmin.0) as f64 / (kmax.0 - kmin.0) as f64)
+                } else {
+                    1.0
+                }
+            }
+            EcnRule::Step { k } => {
+                if queue > k {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+
+    /// Whether to mark a frame when the queue holds `queue` bytes. A draw
+    /// is taken from `rng` only for a probability strictly between 0 and 1
+    /// (the ramp of RED), so a step rule never moves its stream.
+    pub fn should_mark(&self, queue: Bytes, rng: &mut Stream) -> bool {
+        let p = self.mark_probability(queue);
+        if p <= 0.0 {
+            false
+        } else if p >= 1.0 {
+            true
+        } else {
+            // u is uniform in (0, 1]: P(u <= p) = p, to 2^-53.
+            unit_open0(rng) <= p
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::stream;
+    use rand::RngExt;
+
+    fn red(kmin: u64, kmax: u64, pmax: f64) -> EcnSpec {
+        EcnSpec {
+            rule: EcnRule::Red {
+                kmin: Bytes(kmin),
+                kmax: Bytes(kmax),
+                pmax,
+            },
+            at: MarkAt::Enqueue,
+        }
+    }
+
+    #[test]
+    fn red_is_zero_to_kmin_linear_to_pmax_at_kmax_and_one_above() {
+        // DCQCN's 5 KB / 200 KB / 1 %, with Kmax moved to 205 KB so that
+        // the middle is a round number.
+        let e = red(5000, 205_000, 0.01);
+        assert!(e.validate().is_ok());
+        for q in [0, 1, 4999, 5000] {
+            assert_eq!(e.mark_probability(Bytes(q)), 0.0, "{q}");
+        }
+        assert_eq!(e.mark_probability(Bytes(105_000)), 0.005);
+        assert_eq!(e.mark_probability(Bytes(55_000)), 0.0025);
+        assert_eq!(e.mark_probability(Bytes(205_000)), 0.01);
+        assert_eq!(e.mark_probability(Bytes(205_001)), 1.0);
+        assert_eq!(e.mark_probability(Bytes(10_000_000)), 1.0);
+        // Monotone along the ramp.
+        let mut last = 0.0;
+        for q in (5000..=205_000).step_by(1000) {
+            let p = e.mark_probability(Bytes(q));
+            assert!(p >= last, "{q}");
+            last = p;
+        }
+    }
+
+    #[test]
+    fn red_with_equal_thresholds_is_a_step_and_bad_parameters_are_refused() {
+        let e = red(10_000, 10_000, 0.5);
+        assert_eq!(e.mark_probability(Bytes(10_000)), 0.0);
+        assert_eq!(e.mark_probability(Bytes(10_001)), 1.0);
+        assert!(red(2, 1, 0.5).validate().is_err());
+        assert!(red(1, 2, 1.5).validate().is_err());
+        assert!(red(1, 2, f64::NAN).validate().is_err());
+    }
+
+    #[test]
+    fn the_step_marks_strictly_above_k_and_draws_nothing() {
+        let e = EcnSpec {
+            rule: EcnRule::Step { k: Bytes(97_500) },
+            at: MarkAt::Dequeue,
+        };
+        let mut rng = stream(5, 0);
+        let untouched = rng.clone();
+        assert!(!e.should_mark(Bytes(0), &mut rng));
+        assert!(!e.should_mark(Bytes(97_500), &mut rng));
+        assert!(e.should_mark(Bytes(97_501), &mut rng));
+        assert_eq!(rng.random::<u64>(), untouched.clone().random::<u64>());
+    }
+
+    #[test]
+    fn marking_turns_ect_into_ce_and_leaves_not_ect_alone() {
+        assert_eq!(Ecn::NotEct.mark(), Ecn::NotEct);
+        assert_eq!(Ecn::Ect0.mark(), Ecn::Ce);
+        assert_eq!(Ecn::Ect1.mark(), Ecn::Ce);
+        assert_eq!(Ecn::Ce.mark(), Ecn::Ce);
+        assert_eq!(
+            [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce].map(|e| e as u8),
+            [0, 1, 2, 3]
+        );
+        assert!(!Ecn::NotEct.is_ect() && Ecn::Ect0.is_ect() && Ecn::Ce.is_ce());
+    }
+
+    #[test]
+    fn the_marked_fraction_matches_the_probability() {
+        let e = red(0, 100_000, 1.0);
+        let mut rng = stream(42, 7);
+        let n = 400_000;
+        for q in [10_000, 25_000, 50_000, 90_000] {
+            let p = e.mark_probability(Bytes(q));
+            let marked = (0..n).filter(|_| e.should_mark(Bytes(q), &mut rng)).count();
+            let f = marked as f64 / n as f64;
+            // Four standard deviations of a binomial fraction.
+            let sd = (p * (1.0 - p) / n as f64).sqrt();
+            assert!((f - p).abs() < 4.0 * sd, "q {q}: {f} vs {p} (sd {sd})");
+        }
+    }
+}

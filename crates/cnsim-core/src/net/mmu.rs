@@ -1,0 +1,817 @@
+//! A shared-buffer switch memory (the MMU of a switch ASIC): one buffer per
+//! switch, accounted per ingress (port, priority) and per egress (port,
+//! priority).
+//!
+//! The buffer is cut into three kinds of space:
+//!
+//! * a guaranteed **reserve** per ingress (port, priority), private to it;
+//! * a **headroom** per ingress port and lossless priority: room for what
+//!   is still in flight after a PFC XOFF, used only once the queue is over
+//!   its XOFF threshold;
+//! * the **shared pool**: what is left, `total − Σ reserve − Σ headroom`,
+//!   used by every queue once its reserve is full.
+//!
+//! A frame is charged to its ingress (port, priority), in that order:
+//! reserve, then shared, then (lossless only) headroom; and to its egress
+//! (port, priority) as a plain byte count. Lossless priorities are held
+//! back by PFC before they run out of shared room; lossy ones are admitted
+//! into the shared pool only while their egress queue is under its own
+//! threshold, and are dropped otherwise.
+//!
+//! Thresholds are either static (bytes) or dynamic: α times the free shared
+//! pool, so that the more the pool fills, the less any one queue may take.
+//! A single queue facing a dynamic threshold settles where its shared use
+//! `s` equals `α·(pool − s)`, that is at `α/(1+α)` of the pool.
+//!
+//! Pure model: no events, no frames; the engine calls `admit` when a frame
+//! arrives, `release` when its last bit has left, and `pfc_decision` to
+//! learn whether an ingress priority should be paused.
+
+use crate::units::Bytes;
+
+/// Priorities (traffic classes) per port, as in IEEE 802.1Q (numbered 0–7).
+pub const CLASSES: usize = 8;
+
+/// The factor of a dynamic threshold, a fraction `num/den` (ASICs offer
+/// powers of two from 1/128 to 8; a fraction keeps the arithmetic exact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Alpha {
+    pub num: u32,
+    pub den: u32,
+}
+
+impl Alpha {
+    pub const ONE: Alpha = Alpha { num: 1, den: 1 };
+
+    pub const fn new(num: u32, den: u32) -> Alpha {
+        Alpha { num, den }
+    }
+
+    /// `α·bytes`, rounded down.
+    fn of(self, bytes: u64) -> u64 {
+        (bytes as u128 * self.num as u128 / self.den as u128) as u64
+    }
+}
+
+/// A limit on a queue's use of the shared pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Threshold {
+    Static(Bytes),
+    /// α times the free shared pool at the moment of the decision.
+    Dynamic(Alpha),
+}
+
+impl Threshold {
+    fn bytes(self, free: u64) -> u64 {
+        match self {
+            Threshold::Static(b) => b.0,
+            Threshold::Dynamic(a) => a.of(free),
+        }
+    }
+}
+
+/// How the buffer treats one priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassMode {
+    /// Lossless (PFC): an ingress queue whose shared use reaches `xoff` is
+    /// paused, and may resume once its use is `resume_offset` below it.
+    Lossless {
+        xoff: Threshold,
+        resume_offset: Bytes,
+    },
+    /// Lossy: beyond its reserve a frame enters the shared pool only if its
+    /// egress queue stays within `egress`; otherwise it is dropped.
+    Lossy { egress: Threshold },
+}
+
+/// A switch's buffer configuration, resolved. Per-(port, priority) tables
+/// are dense, indexed by `port * 8 + priority`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MmuSpec {
+    /// The whole buffer.
+    pub total: Bytes,
+    pub ports: usize,
+    pub classes: [ClassMode; CLASSES],
+    /// Guaranteed bytes per ingress (port, priority).
+    pub reserve: Vec<Bytes>,
+    /// Headroom per ingress (port, priority); zero for lossy priorities.
+    pub headroom: Vec<Bytes>,
+}
+
+impl MmuSpec {
+    /// The same reserve for every ingress (port, priority) and the same
+    /// headroom for every ingress (port, lossless priority).
+    pub fn uniform(
+        total: Bytes,
+        ports: usize,
+        classes: [ClassMode; CLASSES],
+        reserve: Bytes,
+        headroom: Bytes,
+    ) -> MmuSpec {
+        let headroom = (0..ports * CLASSES)
+            .map(|i| match classes[i % CLASSES] {
+                ClassMode::Lossless { .. } => headroom,
+                ClassMode::Lossy { .. } => Bytes(0),
+            })
+            .collect();
+        MmuSpec {
+            total,
+            ports,
+            classes,
+            reserve: vec![reserve; ports * CLASSES],
+            headroom,
+        }
+    }
+}
+
+/// Why a configuration cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MmuError {
+    #[error("{table} has {found} entries, expected {expected} (8 per port)")]
+    TableLength {
+        table: &'static str,
+        found: usize,
+        expected: usize,
+    },
+    #[error("headroom of {bytes} given to lossy priority {prio} of port {port}")]
+    HeadroomOnLossy {
+        port: usize,
+        prio: usize,
+        bytes: Bytes,
+    },
+    #[error("reserves ({reserved}) and headroom ({headroom}) exceed the buffer ({total})")]
+    Overcommitted {
+        total: Bytes,
+        reserved: Bytes,
+        headroom: Bytes,
+    },
+    #[error("the dynamic threshold of priority {prio} has a zero denominator")]
+    ZeroAlphaDenominator { prio: usize },
+}
+
+/// Where the bytes of one ingress (port, priority) sit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IngressUse {
+    pub reserve: Bytes,
+    pub shared: Bytes,
+    pub headroom: Bytes,
+}
+
+impl IngressUse {
+    pub fn total(&self) -> Bytes {
+        Bytes(self.reserve.0 + self.shared.0 + self.headroom.0)
+    }
+}
+
+/// The outcome of `Mmu::admit`. Only `Admitted` changes the counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    Admitted,
+    /// A lossy frame beyond its reserve, with its egress queue at its
+    /// threshold or the shared pool full.
+    Dropped,
+    /// A lossless frame that finds its headroom full: PFC failed to hold
+    /// the upstream in time. The frame is not admitted; the caller reports
+    /// the violation.
+    HeadroomOverflow,
+}
+
+/// A switch's buffer state.
+#[derive(Debug, Clone)]
+pub struct Mmu {
+    classes: [ClassMode; CLASSES],
+    reserve: Vec<Bytes>,
+    headroom: Vec<Bytes>,
+    /// Size of the shared pool.
+    pool: u64,
+    /// Bytes of the shared pool in use, over all queues.
+    shared_used: u64,
+    ingress: Vec<IngressUse>,
+    egress: Vec<Bytes>,
+}
+
+#[inline]
+fn index(port: usize, prio: u8) -> usize {
+    debug_assert!((prio as usize) < CLASSES, "priority {prio}");
+    port * CLASSES + prio as usize
+}
+
+impl Mmu {
+    pub fn new(spec: &MmuSpec) -> Result<Mmu, MmuError> {
+        let cells = spec.ports * CLASSES;
+        for (table, v) in [("reserve", &spec.reserve), ("headroom", &spec.headroom)] {
+            if v.len() != cells {
+                return Err(MmuError::TableLength {
+                    table,
+                    found: v.len(),
+                    expected: cells,
+                });
+            }
+        }
+        for (i, &bytes) in spec.headroom.iter().enumerate() {
+            let prio = i % CLASSES;
+            if bytes.0 > 0 && matches!(spec.classes[prio], ClassMode::Lossy { .. }) {
+                return Err(MmuError::HeadroomOnLossy {
+                    port: i / CLASSES,
+                    prio,
+                    bytes,
+                });
+            }
+        }
+        for (prio, class) in spec.classes.iter().enumerate() {
+            let (ClassMode::Lossless { xoff: t, .. } | ClassMode::Lossy { egress: t }) = *class;
+            if matches!(t, Threshold::Dynamic(a) if a.den == 0) {
+                return Err(MmuError::ZeroAlphaDenominator { prio });
+            }
+        }
+        let reserved: u64 = spec.reserve.iter().map(|b| b.0).sum();
+        let headroom: u64 = spec.headroom.iter().map(|b| b.0).sum();
+        if reserved + headroom > spec.total.0 {
+            return Err(MmuError::Overcommitted {
+                total: spec.total,
+                reserved: Bytes(reserved),
+                headroom: Bytes(headroom),
+            });
+        }
+        let pool = spec.total.0 - reserved - headroom;
+        Ok(Mmu {
+            classes: spec.classes,
+            reserve: spec.reserve.clone(),
+            headroom: spec.headroom.clone(),
+            pool,
+            shared_used: 0,
+            ingress: vec![IngressUse::default(); cells],
+            egress: vec![Bytes(0); cells],
+        })
+    }
+
+    /// A frame of `bytes` arrives on `in_port` at priority `prio`, bound
+    /// for `out_port`.
+    ///
+    /// Its bytes fill the reserve first (a frame may straddle the reserve's
+    /// end: the reserve is then exactly full). The rest goes, whole, into
+    /// the shared pool if the pool has room and the class's threshold
+    /// allows it: for a lossless class, the queue's shared use after the
+    /// frame is at most its XOFF threshold; for a lossy class, the egress
+    /// queue's bytes after the frame are at most its egress threshold. The
+    /// threshold is the one before the frame. Otherwise a lossless rest
+    /// goes into headroom if it fits there, and a lossy frame is dropped.
+    pub fn admit(&mut self, in_port: usize, out_port: usize, prio: u8, bytes: u32) -> Admission {
+        let i = index(in_port, prio);
+        let e = index(out_port, prio);
+        let bytes = bytes as u64;
+        let used = self.ingress[i];
+        let to_reserve = bytes.min(self.reserve[i].0 - used.reserve.0);
+        let rest = bytes - to_reserve;
+        let free = self.pool - self.shared_used;
+        let fits_pool = rest <= free;
+        let (to_shared, to_headroom) = match self.classes[prio as usize] {
+            _ if rest == 0 => (0, 0),
+            ClassMode::Lossless { xoff, .. } => {
+                if fits_pool && used.shared.0 + rest <= xoff.bytes(free) {
+                    (rest, 0)
+                } else if used.headroom.0 + rest <= self.headroom[i].0 {
+                    (0, rest)
+                } else {
+                    return Admission::HeadroomOverflow;
+                }
+            }
+            ClassMode::Lossy { egress } => {
+                if fits_pool && self.egress[e].0 + bytes <= egress.bytes(free) {
+                    (rest, 0)
+                } else {
+                    return Admission::Dropped;
+                }
+            }
+        };
+        let u = &mut self.ingress[i];
+        u.reserve.0 += to_reserve;
+        u.shared.0 += to_shared;
+        u.headroom.0 += to_headroom;
+        self.shared_used += to_shared;
+        self.egress[e].0 += bytes;
+        Admission::Admitted
+    }
+
+    /// A frame admitted with the same ports and priority has left.
+    ///
+    /// The counters do not remember which bytes a given frame took: the
+    /// bytes come off headroom first, then the shared pool, then the
+    /// reserve. Headroom first, because it is the emergency space for the
+    /// next pause and its use alone keeps the upstream paused; shared
+    /// before reserve, because shared bytes return to the pool that every
+    /// other queue (and every dynamic threshold) draws on, while the
+    /// reserve is private. The queue's state is then as if it had filled
+    /// up to its current level in admission order: it uses shared room or
+    /// headroom only with a full reserve.
+    pub fn release(&mut self, in_port: usize, out_port: usize, prio: u8, bytes: u32) {
+        let i = index(in_port, prio);
+        let e = index(out_port, prio);
+        let bytes = bytes as u64;
+        let u = &mut self.ingress[i];
+        let from_headroom = bytes.min(u.headroom.0);
+        let from_shared = (bytes - from_headroom).min(u.shared.0);
+        let from_reserve = bytes - from_headroom - from_shared;
+        assert!(
+            from_reserve <= u.reserve.0 && bytes <= self.egress[e].0,
+            "release of {bytes} B not held by ingress ({in_port}, {prio}) or egress ({out_port}, {prio})"
+        );
+        u.headroom.0 -= from_headroom;
+        u.shared.0 -= from_shared;
+        u.reserve.0 -= from_reserve;
+        self.shared_used -= from_shared;
+        self.egress[e].0 -= bytes;
+    }
+
+    /// Whether ingress (`in_port`, `prio`) should be paused: `Some(true)`
+    /// when its headroom is in use or its shared use has reached its XOFF
+    /// threshold; `Some(false)` when its headroom is empty and its shared
+    /// use plus the resume offset is at most the threshold; `None` in
+    /// between (keep the current state) and for lossy priorities. If both
+    /// hold (a zero offset at the threshold), pausing wins.
+    ///
+    /// A dynamic threshold moves with every change of the shared pool's
+    /// use, so any admission or release may change the answer for every
+    /// lossless ingress queue of the switch, not only the one it touched.
+    pub fn pfc_decision(&self, in_port: usize, prio: u8) -> Option<bool> {
+        let ClassMode::Lossless {
+            xoff,
+            resume_offset,
+        } = self.classes[prio as usize]
+        else {
+            return None;
+        };
+        let u = self.ingress[index(in_port, prio)];
+        let threshold = xoff.bytes(self.pool - self.shared_used);
+        if u.headroom.0 > 0 || u.shared.0 >= threshold {
+            Some(true)
+        } else if u.shared.0 + resume_offset.0 <= threshold {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The XOFF threshold of a lossless priority now (on shared use).
+    pub fn xoff_threshold(&self, prio: u8) -> Option<Bytes> {
+        match self.classes[prio as usize] {
+            ClassMode::Lossless { xoff, .. } => Some(Bytes(xoff.bytes(self.free().0))),
+            ClassMode::Lossy { .. } => None,
+        }
+    }
+
+    /// The egress threshold of a lossy priority now (on egress bytes).
+    pub fn egress_threshold(&self, prio: u8) -> Option<Bytes> {
+        match self.classes[prio as usize] {
+            ClassMode::Lossy { egress } => Some(Bytes(egress.bytes(self.free().0))),
+            ClassMode::Lossless { .. } => None,
+        }
+    }
+
+    pub fn ingress(&self, port: usize, prio: u8) -> IngressUse {
+        self.ingress[index(port, prio)]
+    }
+
+    pub fn egress(&self, port: usize, prio: u8) -> Bytes {
+        self.egress[index(port, prio)]
+    }
+
+    /// Size of the shared pool.
+    pub fn shared_pool(&self) -> Bytes {
+        Bytes(self.pool)
+    }
+
+    /// Bytes of the shared pool in use.
+    pub fn shared_used(&self) -> Bytes {
+        Bytes(self.shared_used)
+    }
+
+    /// Bytes of the shared pool not in use.
+    pub fn free(&self) -> Bytes {
+        Bytes(self.pool - self.shared_used)
+    }
+
+    /// Bytes held, over every ingress queue (a scan, for checks).
+    pub fn held(&self) -> Bytes {
+        Bytes(self.ingress.iter().map(|u| u.total().0).sum())
+    }
+
+    pub fn ports(&self) -> usize {
+        self.ingress.len() / CLASSES
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOSSY: ClassMode = ClassMode::Lossy {
+        egress: Threshold::Dynamic(Alpha::ONE),
+    };
+
+    fn lossless(xoff: Threshold, resume_offset: u64) -> ClassMode {
+        ClassMode::Lossless {
+            xoff,
+            resume_offset: Bytes(resume_offset),
+        }
+    }
+
+    /// Priority 3 lossless with `class3`, priority 0 lossy with `class0`,
+    /// the others lossy.
+    fn mmu(
+        total: u64,
+        ports: usize,
+        class0: ClassMode,
+        class3: ClassMode,
+        reserve: u64,
+        headroom: u64,
+    ) -> Mmu {
+        let mut classes = [LOSSY; CLASSES];
+        classes[0] = class0;
+        classes[3] = class3;
+        Mmu::new(&MmuSpec::uniform(
+            Bytes(total),
+            ports,
+            classes,
+            Bytes(reserve),
+            Bytes(headroom),
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_shared_pool_is_what_reserves_and_headroom_leave() {
+        // 4 ports × 8 priorities × 1000 B reserve, 4 ports × 1 lossless
+        // priority × 20,000 B headroom.
+        let m = mmu(
+            1_000_000,
+            4,
+            LOSSY,
+            lossless(Threshold::Dynamic(Alpha::ONE), 0),
+            1000,
+            20_000,
+        );
+        assert_eq!(m.shared_pool(), Bytes(1_000_000 - 32_000 - 80_000));
+        let mut classes = [LOSSY; CLASSES];
+        classes[3] = lossless(Threshold::Dynamic(Alpha::ONE), 0);
+        let over = MmuSpec::uniform(Bytes(100_000), 4, classes, Bytes(1000), Bytes(20_000));
+        assert!(matches!(
+            Mmu::new(&over),
+            Err(MmuError::Overcommitted { .. })
+        ));
+        let mut lossy_headroom = over.clone();
+        lossy_headroom.total = Bytes(1_000_000);
+        lossy_headroom.headroom[8 + 1] = Bytes(1);
+        assert_eq!(
+            Mmu::new(&lossy_headroom).unwrap_err(),
+            MmuError::HeadroomOnLossy {
+                port: 1,
+                prio: 1,
+                bytes: Bytes(1)
+            }
+        );
+    }
+
+    #[test]
+    fn the_dynamic_threshold_is_alpha_times_the_free_pool_as_it_fills() {
+        for alpha in [Alpha::new(1, 8), Alpha::ONE] {
+            // No reserve: every byte goes to the shared pool.
+            let mut m = mmu(
+                800_000,
+                4,
+                LOSSY,
+                lossless(Threshold::Dynamic(alpha), 0),
+                0,
+                50_000,
+            );
+            let pool = m.shared_pool().0;
+            assert_eq!(pool, 800_000 - 4 * 50_000);
+            assert_eq!(m.xoff_threshold(3), Some(Bytes(alpha.of(pool))));
+            // Other ingress ports fill the pool; the threshold of every
+            // queue falls with it.
+            let mut used = 0;
+            for step in 0..200 {
+                let port = 1 + step % 3;
+                if m.admit(port, 0, 3, 1000) != Admission::Admitted
+                    || m.ingress(port, 3).headroom.0 > 0
+                {
+                    break;
+                }
+                used += 1000;
+                assert_eq!(m.shared_used(), Bytes(used));
+                let want = (pool - used) * alpha.num as u64 / alpha.den as u64;
+                assert_eq!(
+                    m.xoff_threshold(3),
+                    Some(Bytes(want)),
+                    "α {alpha:?}, {used} B used"
+                );
+            }
+            assert!(used > 0);
+        }
+    }
+
+    #[test]
+    fn a_single_ingress_saturates_at_alpha_over_one_plus_alpha_of_the_pool() {
+        for (alpha, share) in [(Alpha::new(1, 8), 1.0 / 9.0), (Alpha::ONE, 0.5)] {
+            let mut m = mmu(
+                1_000_000,
+                2,
+                LOSSY,
+                lossless(Threshold::Dynamic(alpha), 0),
+                0,
+                100_000,
+            );
+            let pool = m.shared_pool().0;
+            let frame = 1000;
+            while m.ingress(0, 3).headroom.0 == 0 {
+                assert_eq!(m.admit(0, 1, 3, frame), Admission::Admitted);
+            }
+            let s = m.ingress(0, 3).shared.0 as f64;
+            let target = share * pool as f64;
+            assert!(
+                (s - target).abs() <= frame as f64,
+                "α {alpha:?}: {s} vs {target}"
+            );
+            assert_eq!(m.pfc_decision(0, 3), Some(true));
+        }
+    }
+
+    #[test]
+    fn xoff_at_the_threshold_and_xon_only_an_offset_below_it() {
+        // Static threshold 10,000 B of shared use, resume 3,000 B below.
+        let mut m = mmu(
+            1_000_000,
+            2,
+            LOSSY,
+            lossless(Threshold::Static(Bytes(10_000)), 3000),
+            2000,
+            10_000,
+        );
+        let mut decisions = Vec::new();
+        for _ in 0..12 {
+            m.admit(0, 1, 3, 1000);
+            decisions.push((m.ingress(0, 3).shared.0, m.pfc_decision(0, 3)));
+        }
+        // Two frames fill the reserve; then shared use grows by 1000 a frame.
+        assert_eq!(decisions[0], (0, Some(false)));
+        assert_eq!(decisions[1], (0, Some(false)));
+        for &(s, d) in &decisions[2..] {
+            let want = match s {
+                s if s >= 10_000 => Some(true),
+                s if s <= 7000 => Some(false),
+                _ => None,
+            };
+            assert_eq!(d, want, "shared use {s}");
+        }
+        assert_eq!(decisions[11], (10_000, Some(true)));
+        // Draining: paused until shared use is at most 7,000 B.
+        let mut resumed_at = None;
+        while m.ingress(0, 3).total().0 > 0 {
+            m.release(0, 1, 3, 1000);
+            let s = m.ingress(0, 3).shared.0;
+            if m.pfc_decision(0, 3) == Some(false) && resumed_at.is_none() {
+                resumed_at = Some(s);
+            }
+            if s > 7000 {
+                assert_ne!(m.pfc_decision(0, 3), Some(false), "shared use {s}");
+            }
+        }
+        assert_eq!(resumed_at, Some(7000));
+        // A lossy priority is never paused.
+        assert_eq!(m.pfc_decision(0, 0), None);
+    }
+
+    #[test]
+    fn headroom_absorbs_frames_after_xoff_then_overflows() {
+        let mut m = mmu(
+            1_000_000,
+            2,
+            LOSSY,
+            lossless(Threshold::Static(Bytes(5000)), 1000),
+            1000,
+            4500,
+        );
+        for _ in 0..6 {
+            assert_eq!(m.admit(0, 1, 3, 1000), Admission::Admitted);
+        }
+        assert_eq!(
+            m.ingress(0, 3),
+            IngressUse {
+                reserve: Bytes(1000),
+                shared: Bytes(5000),
+                headroom: Bytes(0)
+            }
+        );
+        assert_eq!(m.pfc_decision(0, 3), Some(true));
+        // Frames still in flight after XOFF land in headroom.
+        for k in 1..=4 {
+            assert_eq!(m.admit(0, 1, 3, 1000), Admission::Admitted);
+            assert_eq!(m.ingress(0, 3).headroom, Bytes(k * 1000));
+            assert_eq!(m.shared_used(), Bytes(5000));
+        }
+        // 500 B of headroom left: a 1000 B frame is a violation and is not
+        // counted; a 500 B one still fits.
+        let before = m.ingress(0, 3);
+        assert_eq!(m.admit(0, 1, 3, 1000), Admission::HeadroomOverflow);
+        assert_eq!(m.ingress(0, 3), before);
+        assert_eq!(m.egress(1, 3), Bytes(10_000));
+        assert_eq!(m.admit(0, 1, 3, 500), Admission::Admitted);
+        assert_eq!(m.ingress(0, 3).headroom, Bytes(4500));
+        // While headroom is in use the queue stays paused.
+        m.release(0, 1, 3, 4000);
+        assert_eq!(m.ingress(0, 3).headroom, Bytes(500));
+        assert_eq!(m.pfc_decision(0, 3), Some(true));
+    }
+
+    #[test]
+    fn the_reserve_fills_first_and_a_frame_may_straddle_its_end() {
+        let mut m = mmu(
+            1_000_000,
+            2,
+            LOSSY,
+            lossless(Threshold::Dynamic(Alpha::ONE), 0),
+            2500,
+            10_000,
+        );
+        m.admit(0, 1, 3, 1000);
+        m.admit(0, 1, 3, 1000);
+        assert_eq!(m.ingress(0, 3).reserve, Bytes(2000));
+        assert_eq!(m.shared_used(), Bytes(0));
+        m.admit(0, 1, 3, 1000);
+        assert_eq!(
+            m.ingress(0, 3),
+            IngressUse {
+                reserve: Bytes(2500),
+                shared: Bytes(500),
+                headroom: Bytes(0)
+            }
+        );
+        assert_eq!(m.shared_used(), Bytes(500));
+        // Another (port, priority) has its own reserve.
+        m.admit(1, 0, 3, 1000);
+        m.admit(0, 1, 0, 1000);
+        assert_eq!(m.ingress(1, 3).reserve, Bytes(1000));
+        assert_eq!(m.ingress(0, 0).reserve, Bytes(1000));
+        assert_eq!(m.shared_used(), Bytes(500));
+        // Release takes shared bytes back first.
+        m.release(0, 1, 3, 1000);
+        assert_eq!(
+            m.ingress(0, 3),
+            IngressUse {
+                reserve: Bytes(2000),
+                shared: Bytes(0),
+                headroom: Bytes(0)
+            }
+        );
+    }
+
+    #[test]
+    fn lossy_frames_drop_at_the_egress_threshold_while_lossless_ones_are_admitted() {
+        // Priority 0 lossy with a static 5,000 B egress threshold; priority
+        // 3 lossless with a generous threshold. Both to output port 2.
+        let egress = ClassMode::Lossy {
+            egress: Threshold::Static(Bytes(5000)),
+        };
+        let mut m = mmu(
+            1_000_000,
+            3,
+            egress,
+            lossless(Threshold::Dynamic(Alpha::ONE), 0),
+            1000,
+            20_000,
+        );
+        let mut admitted = 0;
+        for _ in 0..10 {
+            if m.admit(0, 2, 0, 1000) == Admission::Admitted {
+                admitted += 1;
+            }
+        }
+        assert_eq!(admitted, 5);
+        assert_eq!(m.egress(2, 0), Bytes(5000));
+        assert_eq!(
+            m.admit(1, 2, 0, 1000),
+            Admission::Admitted,
+            "another input's reserve"
+        );
+        assert_eq!(m.admit(1, 2, 0, 1000), Admission::Dropped);
+        for _ in 0..10 {
+            assert_eq!(m.admit(0, 2, 3, 1000), Admission::Admitted);
+        }
+        assert_eq!(m.egress(2, 3), Bytes(10_000));
+        assert_eq!(m.egress(2, 0), Bytes(6000));
+    }
+
+    #[test]
+    fn a_dynamic_egress_threshold_is_alpha_egress_times_the_free_pool() {
+        let egress = ClassMode::Lossy {
+            egress: Threshold::Dynamic(Alpha::new(1, 2)),
+        };
+        let mut m = mmu(
+            100_000,
+            2,
+            egress,
+            lossless(Threshold::Dynamic(Alpha::ONE), 0),
+            0,
+            0,
+        );
+        let pool = m.shared_pool().0;
+        assert_eq!(pool, 100_000);
+        let mut held = 0;
+        while m.admit(0, 1, 0, 1000) == Admission::Admitted {
+            held += 1000;
+            assert_eq!(m.egress_threshold(0), Some(Bytes((pool - held) / 2)));
+        }
+        // Admitted while q + 1000 <= (pool - q) / 2: q settles at a third.
+        assert_eq!(held, 33_000);
+    }
+
+    mod property {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Admit {
+                from: usize,
+                to: usize,
+                prio: u8,
+                bytes: u32,
+            },
+            /// Release the held frame at this position (modulo their count).
+            Release(usize),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                3 => (0..3usize, 0..3usize, prop_oneof![Just(0u8), Just(3u8), Just(5u8)], 64..9000u32)
+                    .prop_map(|(from, to, prio, bytes)| Op::Admit { from, to, prio, bytes }),
+                2 => any::<usize>().prop_map(Op::Release),
+            ]
+        }
+
+        fn check(m: &Mmu, held: &[(usize, usize, u8, u32)], spec: &MmuSpec) {
+            let bytes: u64 = held.iter().map(|h| h.3 as u64).sum();
+            assert_eq!(m.held(), Bytes(bytes));
+            let mut egress = 0;
+            let mut shared = 0;
+            for port in 0..m.ports() {
+                for prio in 0..CLASSES as u8 {
+                    let i = index(port, prio);
+                    let u = m.ingress(port, prio);
+                    assert!(u.reserve <= spec.reserve[i]);
+                    assert!(u.headroom <= spec.headroom[i]);
+                    // Shared room and headroom only with a full reserve.
+                    if u.shared.0 > 0 || u.headroom.0 > 0 {
+                        assert_eq!(u.reserve, spec.reserve[i]);
+                    }
+                    let want: u64 = held
+                        .iter()
+                        .filter(|h| h.0 == port && h.2 == prio)
+                        .map(|h| h.3 as u64)
+                        .sum();
+                    assert_eq!(u.total(), Bytes(want));
+                    egress += m.egress(port, prio).0;
+                    shared += u.shared.0;
+                }
+            }
+            assert_eq!(egress, bytes);
+            assert_eq!(m.shared_used(), Bytes(shared));
+            assert!(m.shared_used() <= m.shared_pool());
+        }
+
+        proptest! {
+            #[test]
+            fn release_restores_every_counter(ops in prop::collection::vec(op(), 1..300)) {
+                let mut classes = [LOSSY; CLASSES];
+                classes[0] = ClassMode::Lossy { egress: Threshold::Static(Bytes(30_000)) };
+                classes[3] = lossless(Threshold::Dynamic(Alpha::new(1, 4)), 3000);
+                classes[5] = lossless(Threshold::Static(Bytes(20_000)), 2000);
+                let spec = MmuSpec::uniform(Bytes(200_000), 3, classes, Bytes(3000), Bytes(15_000));
+                let mut m = Mmu::new(&spec).unwrap();
+                let mut held = Vec::new();
+                for op in ops {
+                    match op {
+                        Op::Admit { from, to, prio, bytes } => {
+                            if m.admit(from, to, prio, bytes) == Admission::Admitted {
+                                held.push((from, to, prio, bytes));
+                            }
+                        }
+                        Op::Release(k) if !held.is_empty() => {
+                            let (from, to, prio, bytes) = held.swap_remove(k % held.len());
+                            m.release(from, to, prio, bytes);
+                        }
+                        Op::Release(_) => {}
+                    }
+                    check(&m, &held, &spec);
+                }
+                for (from, to, prio, bytes) in held.drain(..) {
+                    m.release(from, to, prio, bytes);
+                }
+                check(&m, &held, &spec);
+                prop_assert_eq!(m.shared_used(), Bytes(0));
+            }
+        }
+    }
+}

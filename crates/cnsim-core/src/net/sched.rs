@@ -1,0 +1,308 @@
+//! The per-class scheduler of an output port: which traffic class sends the
+//! next frame. Strict priority, deficit-weighted round robin (DWRR), or
+//! strict classes above DWRR ones.
+//!
+//! The scheduler sees the queues only through a closure giving each
+//! class's head frame size, and a mask of the classes PFC has paused; it
+//! holds no frames and allocates nothing.
+
+use super::mmu::CLASSES;
+use crate::units::Bytes;
+
+/// How one class is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassSched {
+    /// Before every weighted class; among strict classes the higher class
+    /// number goes first (802.1Q's strict-priority selection: 7 highest).
+    Strict,
+    /// DWRR with this quantum (bytes of credit per round). A quantum of at
+    /// least the largest frame lets each visit send at least one frame.
+    Weighted(Bytes),
+}
+
+/// An output port's scheduling, per class. All `Strict` is strict
+/// priority, all `Weighted` is DWRR, a mix is strict classes on top of
+/// DWRR ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SchedSpec {
+    pub classes: [ClassSched; CLASSES],
+}
+
+impl SchedSpec {
+    pub const fn strict() -> SchedSpec {
+        SchedSpec {
+            classes: [ClassSched::Strict; CLASSES],
+        }
+    }
+
+    /// DWRR over every class with these quanta (bytes).
+    pub fn dwrr(quanta: [u64; CLASSES]) -> SchedSpec {
+        SchedSpec {
+            classes: quanta.map(|q| ClassSched::Weighted(Bytes(q))),
+        }
+    }
+
+    /// Why the spec cannot be used, if it cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        match self
+            .classes
+            .iter()
+            .position(|c| *c == ClassSched::Weighted(Bytes(0)))
+        {
+            Some(c) => Err(format!("class {c} has a zero DWRR quantum")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// An output port's scheduler state: DWRR's deficits and turn.
+#[derive(Debug, Clone)]
+pub struct Scheduler {
+    /// Bit c: class c is strict.
+    strict: u8,
+    /// Per class; 0 for strict classes.
+    quantum: [u64; CLASSES],
+    /// Bytes a weighted class may still send.
+    deficit: [u64; CLASSES],
+    /// The weighted class whose turn it is (classes are visited 0, 1, …, 7).
+    current: u8,
+    /// `current` has had its quantum for this turn.
+    credited: bool,
+}
+
+impl Scheduler {
+    pub fn new(spec: &SchedSpec) -> Scheduler {
+        let mut strict = 0;
+        let mut quantum = [0; CLASSES];
+        for (c, class) in spec.classes.iter().enumerate() {
+            match class {
+                ClassSched::Strict => strict |= 1 << c,
+                ClassSched::Weighted(q) => {
+                    assert!(q.0 > 0, "class {c}: a DWRR quantum of zero never sends");
+                    quantum[c] = q.0;
+                }
+            }
+        }
+        Scheduler {
+            strict,
+            quantum,
+            deficit: [0; CLASSES],
+            current: 0,
+            credited: false,
+        }
+    }
+
+    /// The class whose head frame goes next, if any may go. `backlog(c)`
+    /// is the size of class c's head frame (`None`: empty); bit c of
+    /// `blocked` set means class c is paused by PFC. The caller sends the
+    /// head of the returned class.
+    ///
+    /// Strict classes first, highest number first. Otherwise DWRR: each
+    /// weighted class in turn gets its quantum added to its deficit and
+    /// sends head frames while they fit in it; its turn ends when the head
+    /// no longer fits (the deficit carries to its next turn), or when it
+    /// has nothing to send.
+    ///
+    /// A class with nothing queued loses its deficit (as DRR removes an
+    /// empty queue from its active list), checked at every pick. A class
+    /// paused by PFC is still backlogged, so it keeps its deficit and its
+    /// place in the cycle: the round passes over it without crediting it,
+    /// so that a pause neither forfeits its unused credit nor lets credit
+    /// pile up while it cannot send.
+    pub fn pick(&mut self, backlog: impl Fn(u8) -> Option<u32>, blocked: u8) -> Option<u8> {
+        let heads: [Option<u32>; CLASSES] = std::array::from_fn(|c| backlog(c as u8));
+        let mut ready = 0u8;
+        for (c, head) in heads.iter().enumerate() {
+            match head {
+                None => self.deficit[c] = 0,
+                Some(_) => ready |= 1 << c,
+            }
+        }
+        ready &= !blocked;
+        let strict = ready & self.strict;
+        if strict != 0 {
+            return Some(7 - strict.leading_zeros() as u8);
+        }
+        if ready & !self.strict == 0 {
+            return None;
+        }
+        // Some weighted class can send: every full cycle credits it a
+        // quantum, so this ends.
+        loop {
+            let c = self.current as usize;
+            if let Some(head) = heads[c].filter(|_| ready & (1 << c) != 0) {
+                if !self.credited {
+                    self.deficit[c] += self.quantum[c];
+                    self.credited = true;
+                }
+                if head as u64 <= self.deficit[c] {
+                    self.deficit[c] -= head as u64;
+                    return Some(c as u8);
+                }
+            }
+            self.current = (self.current + 1) % CLASSES as u8;
+            self.credited = false;
+        }
+    }
+
+    /// Bytes class `class` may still send in DWRR.
+    pub fn deficit(&self, class: u8) -> u64 {
+        self.deficit[class as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// Eight class queues of frame sizes.
+    #[derive(Default)]
+    struct Queues([VecDeque<u32>; CLASSES]);
+
+    impl Queues {
+        fn push(&mut self, class: u8, bytes: u32) {
+            self.0[class as usize].push_back(bytes);
+        }
+        /// Pick and send one frame: its class and size.
+        fn send(&mut self, s: &mut Scheduler, blocked: u8) -> Option<(u8, u32)> {
+            let c = s.pick(|c| self.0[c as usize].front().copied(), blocked)?;
+            Some((c, self.0[c as usize].pop_front().unwrap()))
+        }
+    }
+
+    #[test]
+    fn strict_priority_serves_the_highest_class_first() {
+        let mut s = Scheduler::new(&SchedSpec::strict());
+        let mut q = Queues::default();
+        for c in [0, 3, 7, 5, 3] {
+            q.push(c, 100);
+        }
+        let order: Vec<u8> = std::iter::from_fn(|| q.send(&mut s, 0).map(|x| x.0)).collect();
+        assert_eq!(order, [7, 5, 3, 3, 0]);
+        assert_eq!(s.pick(|_| None, 0), None);
+    }
+
+    #[test]
+    fn a_paused_class_is_skipped_and_the_others_flow() {
+        let mut s = Scheduler::new(&SchedSpec::strict());
+        let mut q = Queues::default();
+        for c in [1, 3, 3] {
+            q.push(c, 100);
+        }
+        let paused3 = 1 << 3;
+        assert_eq!(q.send(&mut s, paused3), Some((1, 100)));
+        assert_eq!(
+            q.send(&mut s, paused3),
+            None,
+            "only the paused class is left"
+        );
+        assert_eq!(q.send(&mut s, 0), Some((3, 100)));
+
+        // DWRR: a paused class neither sends nor gains credit.
+        let mut s = Scheduler::new(&SchedSpec::dwrr([1500; CLASSES]));
+        let mut q = Queues::default();
+        for _ in 0..4 {
+            q.push(0, 1000);
+            q.push(1, 1000);
+        }
+        for _ in 0..4 {
+            assert_eq!(q.send(&mut s, 1 << 1).map(|x| x.0), Some(0));
+        }
+        assert_eq!(s.deficit(1), 0);
+        assert_eq!(q.send(&mut s, 1 << 1), None);
+        assert_eq!(q.send(&mut s, 0).map(|x| x.0), Some(1));
+    }
+
+    #[test]
+    fn strict_classes_go_before_weighted_ones() {
+        let mut spec = SchedSpec::dwrr([3000; CLASSES]);
+        spec.classes[6] = ClassSched::Strict;
+        let mut s = Scheduler::new(&spec);
+        let mut q = Queues::default();
+        q.push(7, 1000);
+        q.push(6, 1000);
+        q.push(6, 1000);
+        q.push(2, 1000);
+        let order: Vec<u8> = std::iter::from_fn(|| q.send(&mut s, 0).map(|x| x.0)).collect();
+        assert_eq!(order, [6, 6, 2, 7]);
+        assert!(spec.validate().is_ok());
+        spec.classes[1] = ClassSched::Weighted(Bytes(0));
+        assert!(spec.validate().is_err());
+    }
+
+    #[test]
+    fn dwrr_with_weights_1_2_5_gives_byte_shares_of_1_2_5_eighths() {
+        let base = 1500;
+        let weights = [1u64, 2, 5];
+        let mut quanta = [base; CLASSES];
+        quanta[..3].copy_from_slice(&weights.map(|w| w * base));
+        let mut s = Scheduler::new(&SchedSpec::dwrr(quanta));
+        // Mixed sizes from 64 to 1500 B, a different cycle per class.
+        let sizes = [64u32, 1500, 576, 1500, 200, 1024, 1500, 1300, 90];
+        let mut q = Queues::default();
+        let mut next = [0usize; 3];
+        let mut sent = [0u64; 3];
+        let mut rounds = 0;
+        let mut last = None;
+        for _ in 0..200_000 {
+            // Keep every class backlogged.
+            for c in 0..3 {
+                while q.0[c].len() < 2 {
+                    q.push(c as u8, sizes[(next[c] * (c + 2)) % sizes.len()]);
+                    next[c] += 1;
+                }
+            }
+            let (c, bytes) = q.send(&mut s, 0).unwrap();
+            // A round starts when class 0 takes its turn. There each class
+            // has sent its quanta of the rounds done less its deficit, so
+            // within one frame of its exact entitlement.
+            if c == 0 && last != Some(0) {
+                let done = rounds;
+                rounds += 1;
+                for k in 0..3 {
+                    let entitled = done * quanta[k];
+                    assert!(
+                        sent[k] <= entitled && sent[k] + 1500 > entitled,
+                        "round {rounds}, class {k}: {sent:?}"
+                    );
+                    if k > 0 {
+                        assert_eq!(sent[k], entitled - s.deficit(k as u8));
+                    }
+                }
+            }
+            sent[c as usize] += bytes as u64;
+            last = Some(c);
+        }
+        assert!(rounds > 10_000);
+        let total: u64 = sent.iter().sum();
+        for k in 0..3 {
+            let share = sent[k] as f64 / total as f64;
+            assert!(
+                (share - weights[k] as f64 / 8.0).abs() < 1e-3,
+                "class {k}: {share}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_class_that_empties_loses_its_deficit() {
+        let mut s = Scheduler::new(&SchedSpec::dwrr([3000; CLASSES]));
+        let mut q = Queues::default();
+        q.push(1, 2000);
+        q.push(2, 1000);
+        assert_eq!(q.send(&mut s, 0), Some((1, 2000)));
+        assert_eq!(s.deficit(1), 1000);
+        // Class 1 is empty at the next pick: its 1000 B of credit go.
+        assert_eq!(q.send(&mut s, 0), Some((2, 1000)));
+        assert_eq!(s.deficit(1), 0);
+        // A backlogged class whose head does not fit keeps its deficit.
+        q.push(3, 2000);
+        q.push(3, 2000);
+        q.push(4, 500);
+        assert_eq!(q.send(&mut s, 0), Some((3, 2000)));
+        assert_eq!(q.send(&mut s, 0), Some((4, 500)));
+        assert_eq!(s.deficit(3), 1000);
+    }
+}
