@@ -55,3 +55,19 @@ def test_study_d_lines_up_every_published_drop_count_with_its_run():
     # A variant not run (a --quick reproduction) shows the deck's number and a dash.
     other = table[(table["scheme"] == "e2cm-src") & (table["RTT (µs)"] == 200)].iloc[0]
     assert other["cnsim"] == "—" and other["the deck"] == "144,239"
+
+
+def test_study_b_headroom_variants_stop_the_edge_drops_of_the_decks_pause_thresholds():
+    import cnsim
+    from cnsim.studies import hotspot_degree, scenario_path
+
+    # 150 KB less 4,314 B for each of an edge's inputs: its senders (2 per contending sender) and the core.
+    assert hotspot_degree.edge_xoff(5) == 150_000 - 11 * 4_314
+    base = scenario_path("hotspot_degree/bcn.toml")
+    quick = {"duration": "20ms"}
+    deck = cnsim.run(base, set={**hotspot_degree.VARIANTS["B20-pause"], **quick})
+    fixed = cnsim.run(base, set={**hotspot_degree.VARIANTS["B20-pausehr"], **quick})
+    assert hotspot_degree.edge_drops(deck) > 100
+    assert hotspot_degree.edge_drops(fixed) == 0
+    assert fixed.queues["drops_frames"].sum() == 0
+    assert hotspot_degree.innocent_share(fixed) > hotspot_degree.innocent_share(deck)

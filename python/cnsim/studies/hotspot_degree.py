@@ -20,8 +20,23 @@ TOPOLOGIES = {"A": (1, (2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 80)), "B": (5, (
 PAUSE = {"defaults.switch.pause": {"mode": "global", "xoff": "140KB", "xon": "130KB"},
          "bcn.sample_interval": "100KB"}
 
+#: The edge switches' buffer and what one paused input can still deliver after XOFF (docs/model.md, PAUSE
+#: headroom): 2 x propagation x C (links without delay: 0) + 2 x 1500 B (the frame ahead of the PAUSE frame,
+#: the frame the upstream has started) + the 64 B PAUSE frame + (response 0 + switch latency 1 us) x 10 Gb/s.
+EDGE_BUFFER = 150_000
+HEADROOM_PER_INPUT = 0 + 2 * 1500 + 64 + 1250
 
-def _variant(topology: str, degree: int, pause: bool) -> tuple[str, dict]:
+#: the schemes: BCN alone, BCN + PAUSE with the deck's thresholds, and with thresholds that leave every
+#: input of an edge switch its headroom
+SCHEMES = ("bcn", "pause", "pausehr")
+
+
+def edge_xoff(per_edge: int) -> int:
+    """An edge switch's XOFF (bytes) with headroom for all its paused inputs: its senders and the core's link."""
+    return EDGE_BUFFER - (2 * per_edge + 1) * HEADROOM_PER_INPUT
+
+
+def _variant(topology: str, degree: int, scheme: str) -> tuple[str, dict]:
     per_edge, _ = TOPOLOGIES[topology]
     overrides = {
         "params.edges": degree // per_edge,
@@ -29,12 +44,15 @@ def _variant(topology: str, degree: int, pause: bool) -> tuple[str, dict]:
         "sources[0].load": 2.0 / degree,  # 20 Gb/s in total
         "sources[1].load": 0.3 / per_edge,  # 3 Gb/s of innocent traffic per edge switch
     }
-    if pause:
+    if scheme != "bcn":
         overrides.update(PAUSE)
-    return f"{topology}{degree:02d}-{'pause' if pause else 'bcn'}", overrides
+    if scheme == "pausehr":
+        xoff = edge_xoff(per_edge)
+        overrides["switches[E{e}].pause"] = {"mode": "global", "xoff": f"{xoff}B", "xon": f"{xoff - 10_000}B"}
+    return f"{topology}{degree:02d}-{scheme}", overrides
 
 
-VARIANTS = dict(_variant(t, n, p) for t, (_, degrees) in TOPOLOGIES.items() for n in degrees for p in (False, True))
+VARIANTS = dict(_variant(t, n, s) for t, (_, degrees) in TOPOLOGIES.items() for n in degrees for s in SCHEMES)
 QUICK = [name for name in VARIANTS if name[:3] in ("A02", "A10", "B20")]
 
 
@@ -55,6 +73,55 @@ def innocent_share(r: Result) -> float:
     return float(f["delivered_bytes"].sum() / max(f["offered_bytes"].sum(), 1))
 
 
+def edge_drops(r: Result) -> float:
+    """Frames dropped at the edge switches' queues."""
+    q = r.queues
+    return float(q.loc[q["node"].str.startswith("E"), "drops_frames"].sum())
+
+
+def _pause_statement(runs: Runs) -> str | None:
+    """What the deck's PAUSE thresholds cost at the edges, and what is head-of-line blocking."""
+    pairs = [(n[:3], runs[n][0], runs[n.replace("-pause", "-pausehr")][0]) for n in sorted(runs)
+             if n.endswith("-pause") and runs.get(n) and runs.get(n.replace("-pause", "-pausehr"))]
+    if not pairs:
+        return None
+    worst = max(pairs, key=lambda p: edge_drops(p[1]))
+    each = "; ".join(f"{point}: {edge_drops(a):,.0f} drops and {innocent_share(a):.3f} of the innocent load "
+                     f"delivered, with headroom {edge_drops(b):,.0f} and {innocent_share(b):.3f}"
+                     for point, a, b in pairs)
+    with_headroom = sum(edge_drops(b) for _, _, b in pairs)
+    outcome = ("drop nothing there, so what they lose of the innocent traffic is head-of-line blocking alone"
+               if with_headroom == 0 else f"still drop {with_headroom:,.0f} frames there in all")
+    return (f"With PAUSE the deck's 140 / 130 KB thresholds on the edge switches' 150 KB buffers leave 10 KB of "
+            f"headroom for all of an edge's paused inputs, where each needs {HEADROOM_PER_INPUT:,} B "
+            f"(2 x 1500 B + 64 B + 1 us x 10 Gb/s): the edges drop {edge_drops(worst[1]):,.0f} frames at "
+            f"{worst[0]}. The 'pausehr' variants set each edge's XOFF to 150 KB minus {HEADROOM_PER_INPUT:,} B "
+            f"per input (its senders and the core's link; XON 10 KB lower) and {outcome}. Per point: {each}.")
+
+
+def _tts_statement(runs: Runs) -> str | None:
+    """Time to stability against the degree, and PAUSE's effect, from the runs."""
+    a = sorted((_parse(n)[1], tts_ms(rs[0])) for n, rs in runs.items()
+               if rs and _parse(n)[0] == "A" and _parse(n)[2] == "bcn")
+    finite = [(d, t) for d, t in a if not np.isnan(t)]
+    if len(finite) < 2:
+        return None
+    slope = np.polyfit([d for d, _ in finite], [t for _, t in finite], 1)[0]
+    points = ", ".join(f"{t:.1f} ms at {d}" for d, t in finite[:: max(len(finite) // 4, 1)])
+    never = [f"{n}" for n, rs in sorted(runs.items()) if rs and _parse(n)[2] == "bcn" and np.isnan(tts_ms(rs[0]))]
+    pause = [(n, rs[0]) for n, rs in sorted(runs.items()) if rs and _parse(n)[2] == "pause"]
+    worst = min(pause, key=lambda p: innocent_share(p[1])) if pause else None
+    text = (f"Published only in words. Topology A's time to stability grows with the degree ({points}; about "
+            f"{slope:.2f} ms per sender by a least-squares line).")
+    if never:
+        text += (f" Under BCN alone the queue does not fall back below the threshold within the run at "
+                 f"{', '.join(never)}, which we read as the edge of instability.")
+    if worst:
+        text += (f" With the deck's PAUSE the innocent flows keep as little as {innocent_share(worst[1]):.2f} of "
+                 f"their offered load ({worst[0]}).")
+    return text
+
+
 def points_table(runs: Runs) -> pd.DataFrame:
     rows = []
     for name, results in runs.items():
@@ -65,6 +132,7 @@ def points_table(runs: Runs) -> pd.DataFrame:
             rows.append({"topology": topology, "degree": degree, "scheme": scheme,
                          "TTS (ms)": "not within the run" if np.isnan(t) else f"{t:.2f}",
                          "innocent delivered / offered": f"{innocent_share(r):.3f}",
+                         "frames dropped at the edges": f"{edge_drops(r):,.0f}",
                          "max CP queue (KB)": f"{q['max_occupancy_bytes'] / 1e3:,.0f}"})
     return pd.DataFrame(rows).sort_values(["topology", "scheme", "degree"])
 
@@ -74,7 +142,7 @@ def tts_figure(runs: Runs):
     for ax, metric, label in ((axes[0], tts_ms, "time to stability (ms)"),
                               (axes[1], innocent_share, "innocent delivered / offered")):
         for topology in TOPOLOGIES:
-            for scheme, style in (("bcn", "-o"), ("pause", "--s")):
+            for scheme, style in (("bcn", "-o"), ("pause", "--s"), ("pausehr", ":^")):
                 pts = sorted((_parse(n)[1], metric(rs[0])) for n, rs in runs.items()
                              if rs and _parse(n)[0] == topology and _parse(n)[2] == scheme)
                 if pts:
@@ -126,12 +194,8 @@ register(
             "PAUSE's head-of-line blocking shortens the time to stability but hurts the innocent flows.",
         ),
         differences=(
-            "Published only in words; ours agree: TTS grows linearly with the degree (topology A: 0.3 ms at 2 senders, "
-            "6.5 ms at 10, 17.9 ms at 22, about 0.8 ms per sender) and B and C give about the same TTS as A at the "
-            "same degree; at 80 senders the queue does not fall back below 48 KB within 50 ms under BCN alone (it "
-            "keeps growing in the unlimited core buffer), which we read as the edge of instability; PAUSE halves "
-            "the TTS (stable at 22–42 ms at 80 senders) but the innocent flows lose up to a third of their "
-            "throughput (B, 80 senders: 0.67 of offered).",
+            _tts_statement,
+            _pause_statement,
             "Time to stability counts from the first time the queue exceeds 4·Qeq (96 KB), not 2·Qeq: with "
             "Bernoulli arrivals a burst can cross 48 KB and fall back within microseconds, which would read as "
             "stability before congestion has begun.",
