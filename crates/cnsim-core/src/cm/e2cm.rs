@@ -75,9 +75,6 @@ pub struct ProbeRecord {
     pub rx_rate: Option<f64>,
     /// Destination-measured: one-way delay above the smallest seen.
     pub fwd_excess: Time,
-    /// The first probe since the flow (re)started probing: the destination
-    /// starts its rate measurement afresh, as the source form does.
-    pub restart: bool,
 }
 
 /// A fixed pool of probe records, reused: no allocation once warm.
@@ -131,9 +128,6 @@ pub struct ProbeSource {
     pub q_prev: i64,
     /// Invalidates pending timers when probing stops.
     pub generation: u32,
-    /// The next probe starts a new measurement (none sent since probing
-    /// started, or the flow-start probe).
-    pub fresh: bool,
     pub probes_sent: u64,
     /// Replies used by the loop (while probing).
     pub replies: u64,
@@ -170,14 +164,11 @@ pub fn backlog(rate: f64, excess: Time) -> u64 {
 
 impl ProbeSink {
     /// A probe sent at `t_src` arrives at `now`: the destination's
-    /// measurements for its record. A `restart` probe gives no rate: the
-    /// bytes since the previous probe span a time the source was not
-    /// probing.
-    pub fn on_probe(&mut self, now: Time, t_src: Time, restart: bool) -> (Option<f64>, Time) {
-        let rate = match self.last_arrival {
-            Some(prev) if !restart => throughput(self.rx_bytes, prev, now),
-            _ => None,
-        };
+    /// measurements for its record.
+    pub fn on_probe(&mut self, now: Time, t_src: Time) -> (Option<f64>, Time) {
+        let rate = self
+            .last_arrival
+            .and_then(|prev| throughput(self.rx_bytes, prev, now));
         self.rx_bytes = 0;
         self.last_arrival = Some(now);
         (rate, excess_latency(&mut self.fwd_min, now - t_src))
@@ -247,7 +238,6 @@ impl E2cm {
         s.last_probe = now;
         s.last_t_dst = None;
         s.q_prev = 0;
-        s.fresh = true;
         s.generation = s.generation.wrapping_add(1);
         TimerRequest {
             timer: CmTimer::Probe,
@@ -284,10 +274,8 @@ impl E2cm {
             flow,
             t_src: now,
             bytes: s.bytes_since,
-            restart: s.fresh || !s.probing,
             ..Default::default()
         });
-        s.fresh = false;
         s.bytes_since = 0;
         s.last_probe = now;
         s.probes_sent += 1;
@@ -334,7 +322,7 @@ impl E2cm {
         let rec = self.probes.get_mut(probe.cpid);
         rec.t_dst = now;
         if let Some(sink) = self.sink.get_mut(probe.flow as usize) {
-            let (rate, excess) = sink.on_probe(now, rec.t_src, rec.restart);
+            let (rate, excess) = sink.on_probe(now, rec.t_src);
             rec.rx_rate = rate;
             rec.fwd_excess = excess;
         }
@@ -491,21 +479,15 @@ mod tests {
         let mut d = ProbeSink::default();
         // First probe: sent at 0, arrives at 10 us: forward minimum 10 us.
         assert_eq!(
-            d.on_probe(Time::from_us(10), Time::ZERO, true),
+            d.on_probe(Time::from_us(10), Time::ZERO),
             (None, Time::ZERO)
         );
         d.rx_bytes = 12_500;
         // Second: 12,500 B over 100 us = 125 MB/s; one-way 110 - 70 = 40 us, 30 over the minimum.
-        let (rate, excess) = d.on_probe(Time::from_us(110), Time::from_us(70), false);
+        let (rate, excess) = d.on_probe(Time::from_us(110), Time::from_us(70));
         assert!((rate.unwrap() - 1.25e8).abs() < 1e-6);
         assert_eq!(excess, Time::from_us(30));
         assert_eq!(d.rx_bytes, 0);
-        // A probe that restarts the measurement (the first since the flow
-        // started probing again) gives no rate, only the delay.
-        d.rx_bytes = 50_000;
-        let (rate_after_gap, _) =
-            d.on_probe(Time::from_ms(5), Time::from_ms(5) - Time::from_us(10), true);
-        assert_eq!((rate_after_gap, d.rx_bytes), (None, 0));
         // The source turns them into a backlog: 125e6 × 30e-6 = 3,750 B.
         let mut s = ProbeSource::default();
         let r = ProbeRecord {
