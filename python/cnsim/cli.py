@@ -6,7 +6,7 @@
     cnsim sweep FILE [FILE ...] [--axis key=v1,v2 ...] [--variant name:key=value,...]
                 [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--out DIR]
                 [--jobs K] [--dask ADDRESS] [--quiet]
-    cnsim reproduce STUDY [--quick] [--out DIR] [--jobs K] [--dask ADDRESS] [--quiet]
+    cnsim reproduce STUDY [--quick] [--sensitivity] [--out DIR] [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce --list
     cnsim bench [NAME ...] [--quick] [--json OUT] [--peers [--peer-seeds N]]
     cnsim scenarios
@@ -360,6 +360,8 @@ def sweep(
 @click.argument("study", required=False)
 @click.option("--list", "list_studies", is_flag=True, help="List the studies and exit.")
 @click.option("--quick", is_flag=True, help="A reduced run (fewer seeds, shorter time) for smoke tests.")
+@click.option("--sensitivity", is_flag=True,
+              help="Also sweep the parameters the study leaves open (into <out>-sensitivity) and report them.")
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
@@ -374,6 +376,7 @@ def reproduce(
     study: str | None,
     list_studies: bool,
     quick: bool,
+    sensitivity: bool,
     out: Path | None,
     jobs: int | None,
     dask_address: str | None,
@@ -401,7 +404,7 @@ def reproduce(
     with _sigterm_as_interrupt():
         try:
             report = run_study(
-                spec.name, quick=quick, out=out, jobs=jobs, dask=dask_address,
+                spec.name, quick=quick, sensitivity=sensitivity, out=out, jobs=jobs, dask=dask_address,
                 progress=not quiet and sys.stderr.isatty(), command=command, **_dask_wait(dask_wait),
             )
         except KeyboardInterrupt:

@@ -42,9 +42,14 @@ def reproduce(
     dask_wait_s: float | None = None,
     progress: bool = False,
     command: str | None = None,
+    sensitivity: bool = False,
 ) -> Path:
-    """Run every variant and seed of `study` and write its report; return the report's path."""
-    from .sweep import load_point, sweep  # the sweep machinery imports dask lazily
+    """Run every variant and seed of `study` and write its report; return the report's path.
+
+    With ``sensitivity``, the study's sensitivities also run, as a second sweep in
+    ``<out>-sensitivity``, and the report gains their tables.
+    """
+    from .sweep import sweep  # the sweep machinery imports dask lazily
 
     spec = studies.get(study)
     out = Path(out) if out is not None else Path("results") / "reproduce" / (spec.name + ("-quick" if quick else ""))
@@ -69,27 +74,82 @@ def reproduce(
     else:
         names = list(spec.variants)
         summary = sweep(variants, set=common, seed_list=seeds, **run)
-    runs: dict[str, list[Result]] = {}
-    ok = summary[summary["status"] == "ok"].sort_values(["variant", "seed"])
-    for variant in names:
-        rows = ok[ok["variant"] == variant]
-        runs[variant] = [load_point(out, pid) for pid in rows["point_id"]]
+    runs = _load_runs(summary, out, names)
+    sensitivity_runs = None
+    if sensitivity and spec.sensitivities:
+        sensitivity_runs = _run_sensitivities(spec, quick, variants, seeds, out.with_name(out.name + "-sensitivity"),
+                                              **{k: v for k, v in run.items() if k != "out"})
     page = render(
         spec,
         summary,
         runs,
         quick=quick,
-        command=command or " ".join(["cnsim", "reproduce", spec.name] + (["--quick"] if quick else [])),
+        command=command or " ".join(["cnsim", "reproduce", spec.name] + (["--quick"] if quick else [])
+                                    + (["--sensitivity"] if sensitivity else [])),
         variants=variants,
         seeds=seeds,
+        sensitivity_runs=sensitivity_runs,
     )
     path = out / REPORT_NAME
     write_atomically(path, lambda p: p.write_text(page, encoding="utf-8"))
     return path
 
 
+def _load_runs(summary: pd.DataFrame, out: Path, names) -> dict[str, list[Result]]:
+    """The results of the sweep's ok points of each variant, in seed order."""
+    from .sweep import load_point
+
+    ok = summary[summary["status"] == "ok"].sort_values(["variant", "seed"])
+    return {variant: [load_point(out, pid) for pid in ok[ok["variant"] == variant]["point_id"]] for variant in names}
+
+
+def sensitivity_plan(spec: studies.Study, quick: bool) -> dict[str, tuple[str, dict, int, Any]]:
+    """The sensitivity sweep's variants: name -> (base file key, overrides, sensitivity index, value).
+
+    Each is the study variant the sensitivity names, with its own overrides
+    (and a --quick run's), and the parameter's key set to one value (left
+    unset for None).
+    """
+    single = next(iter(spec.variants)) if len(spec.variants) == 1 else None
+    plan: dict[str, tuple[str, dict, int, Any]] = {}
+    for i, s in enumerate(spec.sensitivities):
+        if spec.sweep_variants:
+            base = spec.sweep_bases.get(s.variant, single)
+            own = dict(spec.sweep_variants[s.variant])
+            if quick:
+                own.update(spec.quick_variant_overrides.get(s.variant, {}))
+        else:
+            base, own = s.variant, {}
+        common = dict(spec.quick_overrides) if quick else {}
+        for j, value in enumerate(s.run_values(quick)):
+            overrides = {**common, **own}
+            if value is not None:
+                overrides[s.key] = value
+            plan[f"sens{i}-{j}"] = (base, overrides, i, value)
+    return plan
+
+
+def _run_sensitivities(spec, quick, variants, seeds, out, **run) -> dict[int, list[tuple[Any, list[Result]]]]:
+    """Run the sensitivity sweep; per sensitivity, (value, results) in the order of its values."""
+    plan = sensitivity_plan(spec, quick)
+    chosen = {name: overrides for name, (_, overrides, _, _) in plan.items()}
+    bases = {name: base for name, (base, _, _, _) in plan.items()}
+    summary = _sweep_files(spec.name, variants, chosen, bases, None, seeds, out, **run)
+    runs = _load_runs(summary, out, list(plan))
+    found: dict[int, list[tuple[Any, list[Result]]]] = {}
+    for name, (_, _, i, value) in plan.items():
+        found.setdefault(i, []).append((value, runs[name]))
+    return found
+
+
 def _sweep_bases(spec, variants, chosen, common, seeds, out, **run) -> pd.DataFrame:
-    """One sweep over several base files: each sweep variant overrides the file ``spec.sweep_bases`` names.
+    """One sweep over several base files: each sweep variant overrides the file ``spec.sweep_bases`` names."""
+    bases = {name: spec.sweep_bases.get(name) for name in chosen}
+    return _sweep_files(spec.name, variants, chosen, bases, common, seeds, out, **run)
+
+
+def _sweep_files(study, variants, chosen, bases, common, seeds, out, **run) -> pd.DataFrame:
+    """One sweep over several base files: variant `name` overrides the file ``variants[bases[name]]``.
 
     The points of every file go into one sweep directory (one summary, one
     ``sweep.json``), so a re-run resumes it as any sweep.
@@ -97,10 +157,9 @@ def _sweep_bases(spec, variants, chosen, common, seeds, out, **run) -> pd.DataFr
     from .points import Plan, plan
     from .sweep import run_plan
 
-    bases = {name: spec.sweep_bases.get(name) for name in chosen}
     unknown = {name: key for name, key in bases.items() if key not in variants}
     if unknown:
-        raise ValueError(f"study {spec.name!r}: sweep variants without a base file in its variants: {unknown}")
+        raise ValueError(f"study {study!r}: sweep variants without a base file in its variants: {unknown}")
     plans = []
     for key, path in variants.items():
         mine = {name: overrides for name, overrides in chosen.items() if bases[name] == key}
@@ -129,6 +188,7 @@ def render(
     command: str,
     variants: Mapping[str, str],
     seeds: Sequence[int],
+    sensitivity_runs: Mapping[int, Sequence[tuple[Any, Sequence[Result]]]] | None = None,
 ) -> str:
     from . import __version__
 
@@ -165,6 +225,20 @@ def render(
         parts.extend(f"<li>{html.escape(t)}</li>" for t in texts if t)
         parts.append("</ul>")
 
+    if sensitivity_runs is not None:
+        parts.append("<h2>Sensitivity</h2>")
+        parts.append("<p>Parameters the study leaves open, each swept on one variant with the other parameters as "
+                     "in the study; means over seeds. The value cnsim uses is marked.</p>")
+        for i, s in enumerate(spec.sensitivities):
+            parts.append(f"<h3>{html.escape(s.parameter)} (<code>{html.escape(s.key)}</code>, "
+                         f"{html.escape(s.variant)})</h3>")
+            parts.append(f"<p>cnsim's choice: {html.escape(_value_text(s.chosen))}. {html.escape(s.reason)}</p>")
+            rows = sensitivity_runs.get(i, [])
+            parts.append(_frame_table(sensitivity_table(s, rows)))
+            summary_text = sensitivity_summary(s, rows)
+            if summary_text:
+                parts.append(f"<p>{html.escape(summary_text)}</p>")
+
     parts.append("<h2>Views</h2>")
     first = {v: rs[0] for v, rs in runs.items() if rs}
     labels = [f"{v} (seed {r.summary.get('seed')})" for v, r in first.items()]
@@ -192,6 +266,56 @@ def render(
     parts.append(_provenance(command, __version__, variants, runs, seeds))
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _value_text(value: Any) -> str:
+    return "not set (the default)" if value is None else str(value)
+
+
+def _number(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def _sensitivity_means(s: studies.Sensitivity, rows) -> list[tuple[Any, int, dict[str, float]]]:
+    """Per value: the number of seeds and each metric's mean over them (nan without a value)."""
+    out = []
+    for value, results in rows:
+        means = {}
+        for label, measure, _ in s.metrics:
+            values = [v for v in (measure(r) for r in results) if not math.isnan(v)]
+            means[label] = float(np.mean(values)) if values else float("nan")
+        out.append((value, len(results), means))
+    return out
+
+
+def sensitivity_table(s: studies.Sensitivity, rows: Sequence[tuple[Any, Sequence[Result]]]) -> pd.DataFrame:
+    """One row per value: each metric's mean over seeds, the chosen value marked, the published value last."""
+    out = []
+    for value, n, means in _sensitivity_means(s, rows):
+        row = {s.key: _value_text(value) + ("  ← cnsim" if value == s.chosen else ""), "seeds": n}
+        row.update({label: "—" if math.isnan(m) else _number(m) for label, m in means.items()})
+        out.append(row)
+    published = {label: p for label, _, p in s.metrics}
+    if any(p is not None for p in published.values()):
+        out.append({s.key: "the deck", "seeds": "",
+                    **{label: "—" if p is None else _number(p) for label, p in published.items()}})
+    return pd.DataFrame(out)
+
+
+def sensitivity_summary(s: studies.Sensitivity, rows: Sequence[tuple[Any, Sequence[Result]]]) -> str:
+    """How far each metric moves over the values, against its value at cnsim's choice."""
+    means = _sensitivity_means(s, rows)
+    chosen = next((m for v, _, m in means if v == s.chosen), None)
+    parts = []
+    for label, _, _ in s.metrics:
+        found = [m[label] for _, _, m in means if not math.isnan(m[label])]
+        if len(found) < 2 or chosen is None or not chosen[label]:
+            continue
+        spread = (max(found) - min(found)) / abs(chosen[label])
+        size = "less than 10%" if spread < 0.10 else f"{spread:.0%}"
+        parts.append(f"{label} spans {_number(min(found))}–{_number(max(found))}, {size} of its value at "
+                     f"cnsim's choice")
+    return ("Over these values: " + "; ".join(parts) + ".") if parts else ""
 
 
 def _metrics_table(spec: studies.Study, runs: Mapping[str, Sequence[Result]]) -> str:

@@ -52,6 +52,34 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class Sensitivity:
+    """A parameter the study leaves open, swept to show how much a metric depends on it.
+
+    ``cnsim reproduce STUDY --sensitivity`` runs ``variant`` once per value of
+    ``key`` (a ``--set`` key; ``None`` leaves the key unset) and the report
+    tables each metric against the value, the value cnsim chose marked.
+    """
+
+    parameter: str
+    key: str
+    values: Sequence[Any]
+    chosen: Any
+    #: why cnsim chose that value, for reasons that hold without the published number
+    reason: str
+    #: the study variant the values are applied to
+    variant: str
+    #: (label, measure of one run, published value or None)
+    metrics: Sequence[tuple[str, Callable[[Result], float], Union[float, None]]]
+    #: the values of a --quick run (default: the first and the last)
+    quick_values: Sequence[Any] = ()
+
+    def run_values(self, quick: bool) -> list[Any]:
+        if not quick:
+            return list(self.values)
+        return list(self.quick_values) or list(dict.fromkeys([self.values[0], self.values[-1]]))
+
+
+@dataclass(frozen=True)
 class View:
     """A figure the study shows: time series of links, flows or queues, variants overlaid."""
 
@@ -96,6 +124,8 @@ class Study:
     quick_variant_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: draw the frames-dropped-per-variant bar chart
     drops_figure: bool = True
+    #: parameters the study leaves open, swept by ``cnsim reproduce --sensitivity``
+    sensitivities: Sequence[Sensitivity] = ()
 
 
 _REGISTRY: dict[str, Study] = {}

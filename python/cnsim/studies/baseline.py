@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..results import Result
-from . import Metric, Study, View, register
+from . import Metric, Sensitivity, Study, View, register
 
 WINDOW_S = (0.020, 0.080)  # all four culprits on, past the start transient
 
@@ -104,6 +104,16 @@ register(
             "BCN alone cuts the drops to 1,371, all in the initial transient, but not to zero.",
             "BCN with PAUSE drops nothing and pauses only during the initial transient, so congestion spreads little; "
             "the deck also notes some BCN over-reaction due to PAUSE.",
+        ),
+        sensitivities=(
+            Sensitivity(
+                "Rate of a newly installed limiter", "bcn.initial_rate", (None, "5Gbps", "2.5Gbps"), None,
+                "The deck gives none; a limiter starts at the line rate and the first negative message cuts it.",
+                "bcn", (("frames dropped", drops, 1371.0),)),
+            Sensitivity(
+                "BCN messages expedited past queued data", "bcn.expedite", (False, True), False,
+                "The deck says nothing; its messages are frames, queued like data.",
+                "bcn", (("frames dropped", drops, 1371.0),)),
         ),
         differences=(
             "no_cm drops about 3% more than published. Our count matches the analytic excess of the scenario as "

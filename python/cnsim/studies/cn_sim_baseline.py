@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..results import Result
-from . import Metric, Runs, Study, View, register
+from . import Metric, Runs, Sensitivity, Study, View, register
 from .baseline import drops, link_gbps
 
 VARIANTS = ("bcn", "bcn00", "pause", "pause_bcn00")
@@ -26,6 +26,11 @@ def fairness(key: str):
         return float(r.summary["fairness"][key])
 
     return measure
+
+
+#: The deck's fairness numbers for BCN, as sensitivity metrics: (label, measure, published mean).
+_FAIRNESS_METRICS = (("Jain's index", fairness("jain"), 0.977), ("Dev_max", fairness("dev_max"), 0.216),
+                     ("Dev_rms", fairness("dev_rms"), 0.144))
 
 
 def per_seed_table(runs: Runs) -> pd.DataFrame:
@@ -166,6 +171,20 @@ register(
             "inputs deliver over the ≈4 µs PAUSE loop. We keep the deck's thresholds.",
             "Topology (edge bridges B1..B4 and core B0), bridges' 1 µs PAUSE response and the NIC egress queue "
             "of 150 KB are our reconstruction; the deck gives no sampling jitter, so there is none.",
+        ),
+        sensitivities=(
+            Sensitivity(
+                "Pacing of the rate limiters", "defaults.host.limiter_jitter", (0.0, 0.1, 0.25, 0.5), 0.0,
+                "The deck does not say how its limiters spaced frames; exact spacing (8·L/R) is the literal reading "
+                "of a limiter at rate R. The jitter stands for a limiter clocked by an adapter's timers.",
+                "bcn", _FAIRNESS_METRICS, quick_values=(0.0, 0.5)),
+            Sensitivity(
+                "Rate of a newly installed limiter", "bcn.initial_rate", (None, "5Gbps", "2.5Gbps"), None,
+                "The deck gives none; a limiter starts at the line rate and the first negative message cuts it.",
+                "bcn", _FAIRNESS_METRICS),
+            Sensitivity(
+                "Jitter of the congestion point's sampling interval", "bcn.sample_jitter", (None, "5KB", "20KB"),
+                None, "The deck gives a 150 KB mean interval and no jitter.", "bcn", _FAIRNESS_METRICS),
         ),
         extra_tables=(
             ("Fairness over its window (the study: 20–80 ms): min / mean (95% CI) / max over seeds, and the deck's", range_table),

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..results import Result
-from . import Metric, Runs, Study, register
+from . import Metric, Runs, Sensitivity, Study, register
 
 HOT = "SW->HOT"
 SCHEMES = {"ecm": {"e2cm.enabled": False},
@@ -232,6 +232,17 @@ register(
             "Study D's notifications travel expedited. Queued like data, 90% of ECM's notifications were dropped "
             "by full input partitions without PAUSE and the switch dropped 1.05 million frames (docs/decisions.md).",
             "Run length (300 ms), the absence of link and switch latency, and 64 B probes are ours.",
+        ),
+        sensitivities=(
+            Sensitivity(
+                "Where E2CM's baseline latency L0 comes from", "e2cm.baseline", ("flow_start", "while_probing"),
+                "flow_start", "A source learns its path's unloaded latency with the flow's first frame, before it "
+                "has built a queue; the deck does not say how L0 was learnt (docs/decisions.md).",
+                "e2cm-src-oq600-rtt000", (("frames dropped", switch_drops, 16_083.0),)),
+            Sensitivity(
+                "Run length", "duration", ("100ms", "200ms", "300ms"), "300ms",
+                "The deck does not give it; 300 ms lets ECM settle (about 150-200 ms) and leaves a settled period.",
+                "ecm-drop-rtt000", (("frames dropped", switch_drops, 211_246.0),), quick_values=("100ms", "300ms")),
         ),
         extra_tables=(("Switch frame drops without PAUSE: the deck's and cnsim's (first seed)", published_drops_table),
                       ("Switch frame drops per variant", drops_table),
