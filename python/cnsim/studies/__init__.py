@@ -70,13 +70,16 @@ class Sensitivity:
     variant: str
     #: (label, measure of one run, published value or None)
     metrics: Sequence[tuple[str, Callable[[Result], float], Union[float, None]]]
-    #: the values of a --quick run (default: the first and the last)
+    #: the values of a --quick run (default: cnsim's choice and the value farthest along the list from it)
     quick_values: Sequence[Any] = ()
 
     def run_values(self, quick: bool) -> list[Any]:
         if not quick:
             return list(self.values)
-        return list(self.quick_values) or list(dict.fromkeys([self.values[0], self.values[-1]]))
+        if self.quick_values:
+            return list(self.quick_values)
+        other = self.values[-1] if self.values[-1] != self.chosen else self.values[0]
+        return [v for v in self.values if v in (self.chosen, other)]
 
 
 @dataclass(frozen=True)

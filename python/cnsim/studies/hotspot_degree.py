@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..results import Result
-from . import Runs, Study, View, register
+from . import Runs, Sensitivity, Study, View, register
 
 #: senders per edge switch, and the degrees swept (multiples of it)
 TOPOLOGIES = {"A": (1, (2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 80)), "B": (5, (10, 15, 20, 40, 80)),
@@ -205,6 +205,15 @@ register(
             "uplinks themselves are oversubscribed, so the first points of B and C are 10 and 20 senders.",
             "The innocent senders' rate (3 Gb/s per edge switch), the edge switches' 150 KB buffers and the 50 ms "
             "run length are ours; the deck gives none of them. One run per point, as in the deck.",
+        ),
+        sensitivities=(
+            Sensitivity(
+                "The innocent senders' load (each; per edge switch 3 Gb/s at 0.06)", "sources[1].load",
+                (0.02, 0.06, 0.1), 0.06,
+                "The deck gives no rate; 3 Gb/s per edge switch keeps every uplink below its 10 Gb/s from three "
+                "edge switches up.",
+                "B40-pause", (("time to stability (ms)", tts_ms, None),
+                              ("innocent delivered / offered", innocent_share, None))),
         ),
         extra_tables=(("Every point", points_table),),
         extra_figures=(

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..results import Result
-from . import Metric, Runs, Study, register
+from . import Metric, Runs, Sensitivity, Study, register
 
 HOTSPOT, PROPAGATION = "hotspot", "pause_propagation"
 FILES = {HOTSPOT: "qcn_tcp/hotspot.toml", PROPAGATION: "qcn_tcp/pause_propagation.toml"}
@@ -593,6 +593,14 @@ register(
             "The topologies (edge and core switches, per-hop delays set to the study's 16 and 24 µs loop "
             "latencies), the global PAUSE trigger at the Center switch, the measurement windows and the run "
             "lengths are our reconstruction (see the scenario files' notes below).",
+        ),
+        sensitivities=(
+            Sensitivity(
+                "CNMs expedited past queued data", "qcn.expedite", (False, True), False,
+                "The study says nothing; CNMs are frames, queued like data.",
+                "c2-tcp-qcn", (("victim, slow phases (Gb/s)", victim_slow_gbps, 0.5),
+                               ("innocent aggregate (Gb/s)", innocent_gbps, 24.0),
+                               ("frames dropped", _sum_queues("drops_frames"), None))),
         ),
         extra_tables=(
             ("C1 and C2: aggregate innocent and victim throughput (Gb/s, mean over seeds, range in brackets). "
