@@ -157,28 +157,14 @@ fn study_e_rates_move_toward_the_fair_share_without_favouring_any_source() {
 /// messages count the enqueued frames, not the arrivals.
 #[test]
 fn a_congestion_point_never_samples_a_dropped_frame() {
-    let text = r#"
+    let top = r#"
 duration = "10ms"
 [defaults.link]
 rate = "10Gbps"
 delay = "0.5us"
 [defaults.host]
-response_time = "1s"
-[[switches]]
-name = "SW"
-buffer = "150KB"
-[[hosts]]
-name = "H1"
-[[hosts]]
-name = "H2"
-[[hosts]]
-name = "H3"
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["H2", "SW"]
-[[links]]
-between = ["SW", "H3"]
+response_time = "1s""#;
+    let rest = r#"
 [[sources]]
 host = "H1"
 to = "H3"
@@ -191,7 +177,10 @@ load = 1.0
 qeq = "64B"
 sample_probability = 1.0
 "#;
-    let r = run(&load_str(text), None);
+    let r = run(
+        &load_str(&two_to_one(top, r#"buffer = "150KB""#, rest)),
+        None,
+    );
     let q = r
         .summary
         .queues

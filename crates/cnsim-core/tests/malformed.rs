@@ -79,7 +79,10 @@ fn a_bare_number_for_a_quantity_hints_at_its_unit() {
     check(
         &reject("duration = \"1ms\"", "duration = 5"),
         1,
-        &["duration", "a time is written with its unit, in quotes: \"5ms\""],
+        &[
+            "duration",
+            "a time is written with its unit, in quotes: \"5ms\"",
+        ],
     );
     check(
         &reject("buffer = \"150KB\"", "buffer = 150000"),

@@ -9,6 +9,8 @@ use crate::scenario::{load, Format};
 #[path = "../../tests/common/line.rs"]
 mod line;
 use line::Line;
+#[path = "../../tests/common/star.rs"]
+mod star;
 
 /// H1 -- SW -- H2 at 10 Gb/s; H1 sends 1500 B frames at 90% of the line
 /// rate on the slot grid; the congestion point never samples on its own.
@@ -340,30 +342,15 @@ fn e2cm_baseline(congested: bool, baseline: &str) -> (Time, u64) {
         ""
     };
     let share = if congested { 1.0 } else { 0.1 };
-    let text = format!(
-        r#"
+    let top = r#"
 duration = "5ms"
 [defaults.link]
 rate = "10Gbps"
 delay = "0.5us"
 [defaults.host]
-voq = true
-[[switches]]
-name = "SW"
-latency = "1us"
-buffer = "2MB"
-[[hosts]]
-name = "H1"
-[[hosts]]
-name = "H2"
-[[hosts]]
-name = "H3"
-[[links]]
-between = ["H1", "SW"]
-[[links]]
-between = ["H2", "SW"]
-[[links]]
-between = ["SW", "H3"]
+voq = true"#;
+    let rest = format!(
+        r#"
 [[sources]]
 host = "H1"
 to = "H3"
@@ -376,6 +363,7 @@ qeq = "75KB"
 baseline = "{baseline}"
 "#
     );
+    let text = star::two_to_one(top, "latency = \"1us\"\nbuffer = \"2MB\"", &rest);
     let sc = load(&text, "e2cm_l0.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
     let mut s = Simulator::new(&sc, 1);
     s.start_sources();

@@ -6,8 +6,11 @@ use cnsim_core::{RunOptions, RunResult, Scenario};
 use std::path::PathBuf;
 
 mod line;
+mod star;
 #[allow(unused_imports)]
 pub use line::Line;
+#[allow(unused_imports)]
+pub use star::two_to_one;
 
 pub fn repo_file(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
