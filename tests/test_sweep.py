@@ -259,7 +259,7 @@ def test_local_sweep_summary_and_point_dirs(local_sweep):
     expected_columns = [
         "point_id", "variant", "scenario", LOAD, "seed", "status", "partial", "error", "wall_time_s", "events", "frame_hops",
         "fingerprint", "offered_frames", "offered_bytes", "delivered_frames", "delivered_bytes", "dropped_frames", "dropped_bytes",
-        "in_flight_frames", "in_flight_bytes", "pause_frames_sent", "notifications_sent", "dir",
+        "in_flight_frames", "in_flight_bytes", "pause_frames_sent", "notifications_sent", "deadlocks", "dir",
     ]  # fmt: skip
     assert list(frame.columns) == expected_columns
     assert frame[LOAD].dtype == "float64"
@@ -574,3 +574,21 @@ def test_a_dict_that_is_not_json_is_a_sweep_error(tmp_path):
     with pytest.raises(cnsim.SweepError, match="not JSON-serialisable"):
         cnsim.sweep({"duration": "1ms", "bad": object()}, out=tmp_path / "s")
     assert not (tmp_path / "s").exists()
+
+
+def test_the_summary_holds_fairness_stability_and_deadlocks(tmp_path):
+    import cnsim
+    from conftest import SCENARIOS
+
+    frame = cnsim.sweep(SCENARIOS / "cn_sim_baseline" / "bcn.toml", out=tmp_path / "e", seeds=2,
+                        set={"duration": "30ms", "metrics.fairness.end": "30ms"})
+    for seed, row in zip((1, 2), frame.itertuples()):
+        r = cnsim.load_point(tmp_path / "e", row.point_id)
+        fairness = r.summary["fairness"]
+        assert row.fairness_jain == fairness["jain"] and row.fairness_dev_max == fairness["dev_max"]
+        assert row.fairness_dev_rms == fairness["dev_rms"]
+        assert row.time_to_stability_s == r.summary["stability"]["time_to_stability_s"]
+        assert row.deadlocks == 0
+    ring = cnsim.sweep(SCENARIOS / "deadlock" / "ring.toml", out=tmp_path / "ring")
+    assert ring["deadlocks"].iloc[0] >= 1
+    assert "fairness_jain" not in ring.columns

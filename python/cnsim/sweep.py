@@ -683,8 +683,29 @@ def _row(point: Point, status: str, summary: Mapping[str, Any] | None = None, er
         for key, value in totals.items():
             if not isinstance(value, (dict, list)):
                 row[key] = value
+        row.update(derived_metrics(summary))
         row["dir"] = point.dir
     return row
+
+
+def derived_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's derived metrics as summary columns (absent when the scenario does not ask for them):
+    fairness over its window (``fairness_jain``, ``fairness_dev_max``, ``fairness_dev_rms``), time to
+    stability (``time_to_stability_s``, NaN when the queue never stabilised) and the PAUSE deadlocks the
+    watchdog found (``deadlocks``)."""
+    out: dict[str, Any] = {}
+    fairness = summary.get("fairness")
+    if isinstance(fairness, Mapping):
+        for key in ("jain", "dev_max", "dev_rms"):
+            out[f"fairness_{key}"] = fairness.get(key)
+    stability = summary.get("stability")
+    if isinstance(stability, Mapping):
+        t = stability.get("time_to_stability_s")
+        out["time_to_stability_s"] = float("nan") if t is None else t
+    watchdog = summary.get("watchdog")
+    if isinstance(watchdog, Mapping):
+        out["deadlocks"] = len(watchdog.get("deadlocks") or [])
+    return out
 
 
 def _row_from_disk(out: Path, point: Point, verified: bool) -> dict[str, Any]:
