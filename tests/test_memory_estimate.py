@@ -54,3 +54,25 @@ def test_running_out_of_memory_while_building_tables_is_a_simulation_error(monke
     monkeypatch.setattr(Result, "from_core", no_memory)
     with pytest.raises(cnsim.SimulationError, match="out of memory while building the result tables.*wider 'bin'"):
         cnsim.run(memory._star_all_to_all(2, "1ms"), duration="1ms")
+
+
+def test_the_run_memory_is_the_runs_own_growth_not_the_process_peak():
+    import json
+    import subprocess
+    import sys
+
+    from conftest import NO_CM
+
+    code = (
+        "import cnsim, json, sys\n"
+        "small = cnsim.run(sys.argv[1], set={'duration': '10ms'}).summary\n"
+        "big = cnsim.run(sys.argv[1], set={'duration': '100ms', 'bin': '1us'}).summary\n"
+        "print(json.dumps([small['rss_growth_bytes'], big['rss_growth_bytes'], big['peak_memory_bytes']]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(NO_CM)], capture_output=True, text=True, check=True)
+    small, big, peak = json.loads(out.stdout)
+    # 100,000 bins of every series: tens of MB that a 100-bin run does not need.
+    assert big > 20e6, big
+    assert small < big / 4, (small, big)
+    # The process's peak also holds the interpreter and its libraries.
+    assert peak > big

@@ -113,7 +113,8 @@ def reset_peak_memory() -> None:
 def run_benchmark(b: Benchmark, quick: bool = False) -> dict[str, Any]:
     """Run one benchmark; totals over its seeds."""
     seeds, overrides = b.plan(quick)
-    totals = {"wall_s": 0.0, "simulated_s": 0.0, "events": 0, "frame_hops": 0, "peak_memory_bytes": 0}
+    totals = {"wall_s": 0.0, "simulated_s": 0.0, "events": 0, "frame_hops": 0, "peak_memory_bytes": 0,
+              "rss_growth_bytes": 0}
     started = time.perf_counter()
     for seed in range(1, seeds + 1):
         reset_peak_memory()
@@ -123,6 +124,7 @@ def run_benchmark(b: Benchmark, quick: bool = False) -> dict[str, Any]:
         totals["events"] += s["events"]
         totals["frame_hops"] += s["frame_hops"]
         totals["peak_memory_bytes"] = max(totals["peak_memory_bytes"], s.get("peak_memory_bytes") or 0)
+        totals["rss_growth_bytes"] = max(totals["rss_growth_bytes"], s.get("rss_growth_bytes") or 0)
     wall = totals["wall_s"]
     return {
         "name": b.name,

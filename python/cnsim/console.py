@@ -124,9 +124,12 @@ def performance_line(summary: dict[str, Any]) -> str:
     slowdown = summary.get("slowdown")
     if isinstance(slowdown, (int, float)):
         parts.append(f"slowdown {slowdown:.3g}×")
+    growth = summary.get("rss_growth_bytes")
+    if isinstance(growth, (int, float)):
+        parts.append(f"run memory +{growth / 1e6:.0f} MB")
     peak = summary.get("peak_memory_bytes")
     if isinstance(peak, (int, float)):
-        parts.append(f"peak memory {peak / 1e6:.0f} MB")
+        parts.append(f"process peak {peak / 1e6:.0f} MB")
     return "  ·  ".join(parts)
 
 
@@ -134,7 +137,8 @@ def bench_table(rows: Sequence[dict[str, Any]]) -> Table:
     """`cnsim bench`: one row per benchmark, engine numbers summed over its runs."""
     t = Table(show_edge=False, header_style="bold")
     t.add_column("benchmark", no_wrap=True)
-    for name in ("runs", "simulated", "wall", "events", "M ev/s", "frame-hops", "M fh/s", "slowdown", "peak MB"):
+    for name in ("runs", "simulated", "wall", "events", "M ev/s", "frame-hops", "M fh/s", "slowdown", "run MB",
+                 "process peak MB"):
         t.add_column(name, justify="right", no_wrap=True)
     for r in rows:
         eps, fhps = r.get("events_per_s"), r.get("frame_hops_per_s")
@@ -148,6 +152,7 @@ def bench_table(rows: Sequence[dict[str, Any]]) -> Table:
             _int(r["frame_hops"]),
             f"{fhps / 1e6:.2f}" if fhps else "?",
             f"{r['slowdown']:.3g}×" if r.get("slowdown") else "?",
+            f"+{r['rss_growth_bytes'] / 1e6:.0f}" if r.get("rss_growth_bytes") is not None else "?",
             f"{r['peak_memory_bytes'] / 1e6:.0f}" if r.get("peak_memory_bytes") else "?",
         )
     return t

@@ -366,7 +366,7 @@ def _unmarked_result_files(directory: Path) -> set[str] | None:
 
 # --------------------------------------------------------------------------- helpers
 
-_TIMING_KEYS = ("wall_time_s", "events_per_s", "frame_hops_per_s", "slowdown", "peak_memory_bytes")
+_TIMING_KEYS = ("wall_time_s", "events_per_s", "frame_hops_per_s", "slowdown", "peak_memory_bytes", "rss_growth_bytes")
 
 
 def _comparable_summary(summary: Mapping[str, Any], ignore_timing: bool) -> dict[str, Any]:

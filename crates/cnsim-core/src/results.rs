@@ -309,8 +309,13 @@ pub struct Summary {
     pub frame_hops_per_s: f64,
     /// Wall time per simulated time (how many times slower than real time).
     pub slowdown: f64,
-    /// Peak resident memory of the process so far (Linux; null elsewhere).
+    /// Peak resident memory of the whole process so far, whatever else it
+    /// holds (a Python interpreter, earlier runs) (Linux; null elsewhere).
     pub peak_memory_bytes: Option<u64>,
+    /// Resident memory the run itself added: the process's resident set at
+    /// the end of the event loop less at the start of the set-up (Linux;
+    /// null elsewhere). Freed memory the allocator keeps counts as resident.
+    pub rss_growth_bytes: Option<u64>,
     pub totals: Totals,
     pub flows: Vec<FlowSummary>,
     pub queues: Vec<QueueSummary>,
@@ -361,10 +366,27 @@ pub struct RunResult {
     pub series: Series,
 }
 
+/// What a run cost the machine: wall time of its event loop, and the
+/// resident memory it added (see `Summary::rss_growth_bytes`).
+#[derive(Debug, Clone, Copy)]
+pub struct RunCost {
+    pub wall: std::time::Duration,
+    pub rss_growth_bytes: Option<u64>,
+}
+
 /// The process's peak resident set (VmHWM), where the system tells it.
 fn peak_memory() -> Option<u64> {
+    proc_status_bytes("VmHWM:")
+}
+
+/// The process's resident set now (VmRSS), where the system tells it.
+pub fn resident_memory() -> Option<u64> {
+    proc_status_bytes("VmRSS:")
+}
+
+fn proc_status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
@@ -388,7 +410,7 @@ impl RunResult {
     pub(crate) fn assemble(
         sc: &Scenario,
         seed: u64,
-        wall: std::time::Duration,
+        cost: RunCost,
         events: u64,
         frame_hops: u64,
         fingerprint: u64,
@@ -401,7 +423,8 @@ impl RunResult {
     ) -> RunResult {
         let names = sc.queue_names();
         let flow_specs = sc.flows();
-        let wall_s = wall.as_secs_f64();
+        let wall_s = cost.wall.as_secs_f64();
+        let rss_growth_bytes = cost.rss_growth_bytes;
         let mut totals = Totals::default();
         for f in &flows {
             totals.volume.add(&f.volume);
@@ -502,6 +525,7 @@ impl RunResult {
             frame_hops_per_s: per_s(frame_hops),
             slowdown: wall_s / sc.duration.as_secs_f64(),
             peak_memory_bytes: peak_memory(),
+            rss_growth_bytes,
             totals,
             flows: flow_summaries,
             queues: queue_summaries,

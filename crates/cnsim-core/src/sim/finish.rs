@@ -2,15 +2,11 @@
 //! invariants are checked, and the result is assembled.
 
 use super::{RunError, Simulator};
-use crate::results::{RunResult, Series};
+use crate::results::{RunCost, RunResult, Series};
 use crate::scenario::spec::Scenario;
 
 impl Simulator {
-    pub(super) fn finish(
-        mut self,
-        sc: &Scenario,
-        wall: std::time::Duration,
-    ) -> Result<RunResult, RunError> {
+    pub(super) fn finish(mut self, sc: &Scenario, cost: RunCost) -> Result<RunResult, RunError> {
         let end = self.end;
         // Frames still buffered or on their way at the end.
         let queued = self.ports.iter().flat_map(|p| p.queue.iter());
@@ -80,7 +76,7 @@ impl Simulator {
         Ok(RunResult::assemble(
             sc,
             seed,
-            wall,
+            cost,
             n_events,
             frame_hops,
             fingerprint,

@@ -23,7 +23,9 @@ use crate::net::frame::Frame;
 use crate::net::port::Port;
 use crate::net::rate_limiter::RateLimiter;
 use crate::net::routing::Routes;
-use crate::results::{FlowCounters, QueueCounters, RunResult, StabilityWatch};
+use crate::results::{
+    resident_memory, FlowCounters, QueueCounters, RunCost, RunResult, StabilityWatch,
+};
 use crate::scenario::budget;
 use crate::scenario::spec::Scenario;
 use crate::traffic::source::Source;
@@ -191,6 +193,8 @@ pub struct Simulator {
     tcp_cwnd: BinnedLevel,
     tcp_retx: BinnedSum,
     tcp_timeouts: BinnedSum,
+    /// The process's resident memory when the set-up began.
+    rss_at_start: Option<u64>,
 }
 
 impl Simulator {
@@ -217,8 +221,13 @@ impl Simulator {
             p.sim_time_ps.store(self.end.0, Ordering::Relaxed);
             p.events.store(self.n_events, Ordering::Relaxed);
         }
-        let wall = started.elapsed();
-        self.finish(sc, wall)
+        let cost = RunCost {
+            wall: started.elapsed(),
+            rss_growth_bytes: resident_memory()
+                .zip(self.rss_at_start)
+                .map(|(now, start)| now.saturating_sub(start)),
+        };
+        self.finish(sc, cost)
     }
 
     fn start_sources(&mut self) {

@@ -27,6 +27,7 @@ use std::collections::VecDeque;
 
 impl Simulator {
     pub fn new(sc: &Scenario, seed: u64) -> Simulator {
+        let rss_at_start = crate::results::resident_memory();
         let routes = Routes::compute(&sc.nodes, &sc.links);
         let adj = adjacency(sc.nodes.len(), &sc.links);
         let mut ports = Vec::with_capacity(sc.links.len() * 2);
@@ -243,6 +244,7 @@ impl Simulator {
             tcp_cwnd: BinnedLevel::new(0, n_bins, sc.bin),
             tcp_retx: BinnedSum::new(0, n_bins, sc.bin),
             tcp_timeouts: BinnedSum::new(0, n_bins, sc.bin),
+            rss_at_start,
         };
         let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
         sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);
