@@ -136,3 +136,56 @@ fn a_per_destination_limiter_is_shared_by_the_hosts_flows_to_it() {
         + mean_ms(&r.series.flow_rl_rate_mean[n..], 100, 200);
     assert!((both / 5e9 - 1.0).abs() < 0.15, "sum of CRs {both}");
 }
+
+/// QCN's congestion point counts every data frame arriving at its queue,
+/// admitted or dropped (the 802.1Qau congestion point as switch hardware
+/// implements it), unlike BCN's (`tests/bcn.rs`). Two line-rate sources
+/// overload SW->H3 twice over; with a 1500 B sampling base every arrival
+/// is sampled and, the queue above Qeq, each gives a CNM; the CNMs take
+/// effect only after the run. So they count the arrivals, about twice the
+/// frames the queue took in.
+#[test]
+fn a_qcn_congestion_point_samples_dropped_arrivals_too() {
+    let top = r#"
+duration = "10ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us"
+[defaults.host]
+response_time = "1s""#;
+    let rest = r#"
+[[sources]]
+host = "H1"
+to = "H3"
+load = 1.0
+[[sources]]
+host = "H2"
+to = "H3"
+load = 1.0
+[qcn]
+sample_interval = "1500B"
+sample_jitter = 0.0
+"#;
+    let r = run(
+        &load_str(&two_to_one(top, r#"buffer = "150KB""#, rest)),
+        None,
+    );
+    let q = r
+        .summary
+        .queues
+        .iter()
+        .find(|q| q.name == "SW->H3")
+        .unwrap();
+    let enqueued_at_most = q.tx_bytes / 1500 + 100;
+    assert!(
+        q.drops_frames * 10 > enqueued_at_most * 9,
+        "half of the arrivals are dropped: {q:?}"
+    );
+    assert!(
+        q.cn_negative > enqueued_at_most + q.drops_frames / 2,
+        "{} CNMs, {} frames enqueued at most, {} dropped",
+        q.cn_negative,
+        enqueued_at_most,
+        q.drops_frames
+    );
+}

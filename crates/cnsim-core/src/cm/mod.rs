@@ -159,9 +159,20 @@ impl Scheme {
         !matches!(self, Scheme::None)
     }
 
-    /// A data frame was admitted into a switch output queue (a dropped
-    /// frame is never sampled): the congestion point's message to the
-    /// frame's source, if any.
+    /// Which data frames its congestion points count and sample: every
+    /// frame arriving at the queue, admitted or dropped (QCN: 802.1Qau's
+    /// congestion point as switch hardware implements it, counting
+    /// "enqueued or discarded" bytes), or only the frames the queue takes
+    /// in (BCN and ECM, whose proposals count enqueued frames).
+    #[inline]
+    pub fn samples_dropped_frames(&self) -> bool {
+        matches!(self, Scheme::Qcn(_))
+    }
+
+    /// A data frame arrived at a switch output queue, which holds
+    /// `a.queue` bytes before it (see `samples_dropped_frames` for which
+    /// frames come here): the congestion point's message to the frame's
+    /// source, if any.
     #[inline]
     pub fn congestion_point(&mut self, a: Arrival) -> Option<Notice> {
         match self {

@@ -7,10 +7,10 @@ use crate::cm::{Arrival, CmTimer, Message, Notice, Reaction, Rp, Scheme, Sign};
 use crate::net::frame::Frame;
 
 impl Simulator {
-    /// A data frame received on input `inp` was admitted into output `out`
-    /// of switch `node`, which held `queue` bytes before it: the congestion
-    /// point may notify the frame's source. Out of line: the caller tests
-    /// `has_congestion_points` first.
+    /// A data frame received on input `inp` arrived at output `out` of
+    /// switch `node`, which held `queue` bytes before it (admitted, or for
+    /// QCN also dropped): the congestion point may notify the frame's
+    /// source. Out of line: the caller tests `has_congestion_points` first.
     pub(super) fn congestion_point(
         &mut self,
         node: usize,

@@ -49,6 +49,11 @@ impl Simulator {
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
         #[cfg(test)]
         let fits = fits || self.fault == super::invariants::Fault::IgnoreBuffer(out);
+        let sampled = frame.is_data() && self.scheme.has_congestion_points();
+        if sampled && self.scheme.samples_dropped_frames() {
+            let found = self.ports[out as usize].occupancy;
+            self.congestion_point(node, port, out, &frame, found);
+        }
         if !fits {
             let q = &mut self.queues[out as usize];
             if matches!(frame.kind, FrameKind::Data | FrameKind::Ack) {
@@ -81,9 +86,9 @@ impl Simulator {
             _ => {}
         }
         let occ = o.occupancy;
-        // A congestion point samples the frames its queue takes in, never
-        // one the buffer dropped (docs/model.md, BCN and QCN sampling).
-        if frame.is_data() && self.scheme.has_congestion_points() {
+        // BCN's and ECM's congestion points sample the frames the queue
+        // takes in, never one the buffer dropped (docs/model.md).
+        if sampled && !self.scheme.samples_dropped_frames() {
             self.congestion_point(node, port, out, &frame, found);
         }
         self.ports[port as usize].input_occupancy += size;
