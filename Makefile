@@ -59,7 +59,7 @@ $(VENV)/.stamp-build: $(VENV)/.stamp-venv $(VENV)/.build-setting pyproject.toml 
 		if [ $$rc = 0 ]; then flags="-Cprofile-use=$(PROFDATA)"; elif [ $$rc != 3 ]; then exit $$rc; fi; \
 	fi; \
 	echo "maturin develop --profile $(PROFILE) $${flags:+(RUSTFLAGS=$$flags)}"; \
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH RUSTFLAGS="$$flags" \
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH RUSTFLAGS="$$flags" PIP_QUIET=1 \
 		$(BIN)/maturin develop --profile $(PROFILE)
 	touch $@
 

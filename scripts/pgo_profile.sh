@@ -39,7 +39,7 @@ rm -rf "$work/raw"
 mkdir -p "$work/raw"
 echo "pgo: instrumented build of the extension"
 VIRTUAL_ENV=$venv PATH=$venv/bin:$PATH CARGO_TARGET_DIR="$work/build" \
-    RUSTFLAGS="-Cprofile-generate=$work/raw" "$venv/bin/maturin" develop --release --quiet
+    RUSTFLAGS="-Cprofile-generate=$work/raw" PIP_QUIET=1 "$venv/bin/maturin" develop --release --quiet
 echo "pgo: training runs"
 training=$(ls scenarios/*/*.toml bench/pgo/*.toml | grep -v '^scenarios/baseline/no_cm.toml$')
 LLVM_PROFILE_FILE="$work/raw/%p.profraw" "$venv/bin/python" - $training <<'PY'
