@@ -157,28 +157,14 @@ fn study_e_rates_move_toward_the_fair_share_without_favouring_any_source() {
 /// messages count the enqueued frames, not the arrivals.
 #[test]
 fn a_congestion_point_never_samples_a_dropped_frame() {
-    let top = r#"
-duration = "10ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "0.5us"
-[defaults.host]
-response_time = "1s""#;
-    let rest = r#"
-[[sources]]
-host = "H1"
-to = "H3"
-load = 1.0
-[[sources]]
-host = "H2"
-to = "H3"
-load = 1.0
+    let r = run(
+        &load_str(&overload(
+            r#"
 [bcn]
 qeq = "64B"
 sample_probability = 1.0
-"#;
-    let r = run(
-        &load_str(&two_to_one(top, r#"buffer = "150KB""#, rest)),
+"#,
+        )),
         None,
     );
     let q = r

@@ -146,28 +146,14 @@ fn a_per_destination_limiter_is_shared_by_the_hosts_flows_to_it() {
 /// frames the queue took in.
 #[test]
 fn a_qcn_congestion_point_samples_dropped_arrivals_too() {
-    let top = r#"
-duration = "10ms"
-[defaults.link]
-rate = "10Gbps"
-delay = "0.5us"
-[defaults.host]
-response_time = "1s""#;
-    let rest = r#"
-[[sources]]
-host = "H1"
-to = "H3"
-load = 1.0
-[[sources]]
-host = "H2"
-to = "H3"
-load = 1.0
+    let r = run(
+        &load_str(&overload(
+            r#"
 [qcn]
 sample_interval = "1500B"
 sample_jitter = 0.0
-"#;
-    let r = run(
-        &load_str(&two_to_one(top, r#"buffer = "150KB""#, rest)),
+"#,
+        )),
         None,
     );
     let q = r

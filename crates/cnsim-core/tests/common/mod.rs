@@ -10,7 +10,7 @@ mod star;
 #[allow(unused_imports)]
 pub use line::Line;
 #[allow(unused_imports)]
-pub use star::two_to_one;
+pub use star::{overload, two_to_one};
 
 pub fn repo_file(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
