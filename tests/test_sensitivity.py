@@ -11,8 +11,8 @@ from cnsim.report import sensitivity_plan, sensitivity_summary, sensitivity_tabl
 def test_the_plan_applies_each_value_to_the_named_variant():
     spec = studies.get("e2cm")
     plan = sensitivity_plan(spec, quick=False)
-    # Two values of the baseline rule, three run lengths.
-    assert len(plan) == 2 + 3
+    # Two values of the baseline rule, three initial rates, three run lengths.
+    assert len(plan) == 2 + 3 + 3
     base, overrides, i, value = plan["sens0-1"]
     assert (base, i, value) == ("base", 0, "while_probing")
     # The variant's own overrides (source-based E2CM, no PAUSE, 600 KB limit, RTT 0), then the value.
@@ -20,7 +20,7 @@ def test_the_plan_applies_each_value_to_the_named_variant():
     assert overrides["e2cm.baseline"] == "while_probing"
     # --quick: the study's quick overrides, the quick values, and the value wins over the quick duration.
     quick = sensitivity_plan(spec, quick=True)
-    lengths = [o["duration"] for b, o, i, v in quick.values() if i == 1]
+    lengths = [o["duration"] for b, o, i, v in quick.values() if i == 2]
     assert lengths == ["100ms", "300ms"]
 
 

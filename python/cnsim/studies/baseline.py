@@ -140,6 +140,13 @@ register(
                 "The deck gives none; a limiter starts at the line rate and the first negative message cuts it.",
                 "bcn", (("frames dropped", drops, 1371.0),)),
             Sensitivity(
+                "The switches' response time to PAUSE", "defaults.switch.response_time",
+                ("0us", "0.5us", "1us", "2us"), "1us",
+                "The deck gives the stations' 2 us but not the bridges'; cnsim's reconstruction uses 1 us "
+                "(see the scenario's notes below).",
+                "pause", (("frames dropped", drops, 0.0), ("PAUSE frames sent", pause_frames, None),
+                          ("innocent flow CR1→S2 (Gb/s)", flow_gbps("CR1->S2"), None))),
+            Sensitivity(
                 "BCN messages expedited past queued data", "bcn.expedite", (False, True), False,
                 "The deck says nothing; its messages are frames, queued like data.",
                 "bcn", (("frames dropped", drops, 1371.0),)),

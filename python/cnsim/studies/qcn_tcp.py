@@ -596,6 +596,16 @@ register(
         ),
         sensitivities=(
             Sensitivity(
+                "TCP's minimum retransmission timeout", "tcp.min_rto", ("10ms", "200ms", "1s"), "200ms",
+                "The study does not give it; 200 ms is the common practice of ns-2 and Linux (RFC 6298 says 1 s).",
+                "c2-tcp-qcn", (("victim mean (Gb/s)", victim_gbps, 1.75),
+                               ("victim, slow phases (Gb/s)", victim_slow_gbps, 0.5))),
+            Sensitivity(
+                "Rounding of QCN's quantized feedback", "qcn.quantize", ("floor", "round"), "floor",
+                "The standard's text does not fix it; floor never overstates the congestion.",
+                "c2-tcp-qcn", (("victim mean (Gb/s)", victim_gbps, 1.75),
+                               ("victim, slow phases (Gb/s)", victim_slow_gbps, 0.5))),
+            Sensitivity(
                 "CNMs expedited past queued data", "qcn.expedite", (False, True), False,
                 "The study says nothing; CNMs are frames, queued like data.",
                 "c2-tcp-qcn", (("victim, slow phases (Gb/s)", victim_slow_gbps, 0.5),
