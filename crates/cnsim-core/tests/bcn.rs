@@ -167,12 +167,7 @@ sample_probability = 1.0
         )),
         None,
     );
-    let q = r
-        .summary
-        .queues
-        .iter()
-        .find(|q| q.name == "SW->H3")
-        .unwrap();
+    let q = queue(&r, "SW->H3");
     // Data only leaves on SW->H3 (notifications go back toward H1 and H2).
     let sent = q.tx_bytes / 1500;
     // At most a buffer's worth (100 frames) is still queued at the end.

@@ -156,12 +156,7 @@ sample_jitter = 0.0
         )),
         None,
     );
-    let q = r
-        .summary
-        .queues
-        .iter()
-        .find(|q| q.name == "SW->H3")
-        .unwrap();
+    let q = queue(&r, "SW->H3");
     let enqueued_at_most = q.tx_bytes / 1500 + 100;
     assert!(
         q.drops_frames * 10 > enqueued_at_most * 9,

@@ -153,8 +153,9 @@ impl Simulator {
                 self.try_start(port);
                 return false;
             }
-            let seq = &mut self.next_seq[flow as usize];
-            if *seq == 0 && self.scheme.probes_at_flow_start() {
+            // The flow's first frame (the count never wraps, unlike `seq`).
+            let first = self.flows[flow as usize].volume.offered_frames == 0;
+            if first && self.scheme.probes_at_flow_start() {
                 self.probe_at_flow_start(flow);
             }
             let seq = &mut self.next_seq[flow as usize];
