@@ -12,6 +12,8 @@ from ..results import Result
 from . import Metric, Runs, Sensitivity, Study, View, register
 
 WINDOW_S = (0.020, 0.080)  # all four culprits on, past the start transient
+#: the deck's switch drops of the no_cm and bcn variants
+NO_CM_DROPS_PUBLISHED, BCN_DROPS_PUBLISHED = 59_382, 1_371
 
 
 def drops(r: Result) -> float:
@@ -62,7 +64,7 @@ def _no_cm_statement(runs: Runs) -> str | None:
     if found is None:
         return None
     mean, n = found
-    return (f"no_cm drops {mean:,.0f} frames (mean of {n}), {mean / 59_382 - 1:+.1%} against the published 59,382. "
+    return (f"no_cm drops {mean:,.0f} frames (mean of {n}), {mean / NO_CM_DROPS_PUBLISHED - 1:+.1%} against the published {NO_CM_DROPS_PUBLISHED:,.0f}. "
             "The scenario as configured overflows by the analytic excess (4 × 4.8 − 10) Gb/s for 80 ms, minus the "
             "102 frames left in the buffer: 61,231 frames, and ns-3 on the same scenario agrees (docs/performance.md). "
             "The deck gives the culprits' load only as '≈4.8 Gb/s'; about 4.73 Gb/s each would give the published "
@@ -74,7 +76,7 @@ def _bcn_statement(runs: Runs) -> str | None:
     if found is None:
         return None
     mean, n = found
-    return (f"bcn drops {mean:,.0f} frames (mean of {n}) where the deck reports 1,371; both are transient-only and "
+    return (f"bcn drops {mean:,.0f} frames (mean of {n}) where the deck reports {BCN_DROPS_PUBLISHED:,.0f}; both are transient-only and "
             "both are far below no_cm. The count depends on how fast the first negative notifications reach the "
             "culprits (loop 8 µs here) and on the limiters starting at the line rate, above the culprits' 4.8 Gb/s, "
             "so that two halvings are needed before they bite; the deck does not give its initial rate or its "
@@ -96,10 +98,10 @@ register(
         quick_seeds=1,
         quick_overrides={"duration": "30ms"},
         metrics=(
-            Metric("Frames dropped", "no_cm", drops, published=59_382,
+            Metric("Frames dropped", "no_cm", drops, published=NO_CM_DROPS_PUBLISHED,
                    note="analytic excess of this configuration: 61,231"),
             Metric("Frames dropped", "pause", drops, published=0),
-            Metric("Frames dropped", "bcn", drops, published=1_371, note="only in the initial transient"),
+            Metric("Frames dropped", "bcn", drops, published=BCN_DROPS_PUBLISHED, note="only in the initial transient"),
             Metric("Frames dropped after 20 ms", "bcn", queue_total_after("drops", 0.020), published=0),
             Metric("Frames dropped", "bcn_pause", drops, published=0),
             Metric("PAUSE frames sent", "pause", pause_frames, note="not published"),
@@ -138,7 +140,7 @@ register(
             Sensitivity(
                 "Rate of a newly installed limiter", "bcn.initial_rate", (None, "5Gbps", "2.5Gbps"), None,
                 "The deck gives none; a limiter starts at the line rate and the first negative message cuts it.",
-                "bcn", (("frames dropped", drops, 1371.0),)),
+                "bcn", (("frames dropped", drops, BCN_DROPS_PUBLISHED),)),
             Sensitivity(
                 "The switches' response time to PAUSE", "defaults.switch.response_time",
                 ("0us", "0.5us", "1us", "2us"), "1us",
@@ -149,7 +151,7 @@ register(
             Sensitivity(
                 "BCN messages expedited past queued data", "bcn.expedite", (False, True), False,
                 "The deck says nothing; its messages are frames, queued like data.",
-                "bcn", (("frames dropped", drops, 1371.0),)),
+                "bcn", (("frames dropped", drops, BCN_DROPS_PUBLISHED),)),
         ),
         differences=(
             _no_cm_statement,

@@ -260,15 +260,15 @@ register(
                 "Where E2CM's baseline latency L0 comes from", "e2cm.baseline", ("flow_start", "while_probing"),
                 "flow_start", "A source learns its path's unloaded latency with the flow's first frame, before it "
                 "has built a queue; the deck does not say how L0 was learnt (docs/decisions.md).",
-                "e2cm-src-oq600-rtt000", (("frames dropped", switch_drops, 16_083.0),)),
+                "e2cm-src-oq600-rtt000", (("frames dropped", switch_drops, PUBLISHED_DROPS[("e2cm-src", "oq600")][0]),)),
             Sensitivity(
                 "Rate of a newly installed limiter (ECM)", "bcn.initial_rate", (None, "1Gbps", "100Mbps"), None,
                 "The deck gives none; a limiter starts at the line rate and the first negative message cuts it.",
-                "ecm-drop-rtt000", (("frames dropped", switch_drops, 211_246.0),)),
+                "ecm-drop-rtt000", (("frames dropped", switch_drops, PUBLISHED_DROPS[("ecm", "drop")][0]),)),
             Sensitivity(
                 "Run length", "duration", ("100ms", "200ms", "300ms"), "300ms",
                 "The deck does not give it; 300 ms lets ECM settle (about 150-200 ms) and leaves a settled period.",
-                "ecm-drop-rtt000", (("frames dropped", switch_drops, 211_246.0),), quick_values=("100ms", "300ms")),
+                "ecm-drop-rtt000", (("frames dropped", switch_drops, PUBLISHED_DROPS[("ecm", "drop")][0]),), quick_values=("100ms", "300ms")),
         ),
         extra_tables=(("Switch frame drops without PAUSE: the deck's and cnsim's (first seed)", published_drops_table),
                       ("Switch frame drops per variant", drops_table),
