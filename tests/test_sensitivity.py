@@ -61,3 +61,13 @@ def test_reproduce_with_sensitivity_writes_its_sweep_beside_and_its_section(tmp_
     res = cli("reproduce", "baseline", "--quick", "--out", str(tmp_path / "b"), "-q")
     assert res.code == 0 and "<h2>Sensitivity</h2>" not in (tmp_path / "b" / "report.html").read_text("utf-8")
     assert not (tmp_path / "b-sensitivity").exists()
+
+
+def test_a_foreign_sensitivity_directory_is_refused_before_anything_runs(tmp_path, cli):
+    theirs = tmp_path / "a-sensitivity"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine")
+    res = cli("reproduce", "baseline", "--quick", "--sensitivity", "--out", str(tmp_path / "a"), "-q")
+    assert res.code == 2 and "a-sensitivity" in res.output and "refusing" in res.output
+    assert (theirs / "notes.txt").read_text() == "mine" and sorted(p.name for p in theirs.iterdir()) == ["notes.txt"]
+    assert not (tmp_path / "a").exists()

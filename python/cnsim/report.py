@@ -49,7 +49,7 @@ def reproduce(
     With ``sensitivity``, the study's sensitivities also run, as a second sweep in
     ``<out>-sensitivity``, and the report gains their tables.
     """
-    from .sweep import sweep  # the sweep machinery imports dask lazily
+    from .sweep import check_sweep_dir, sweep  # the sweep machinery imports dask lazily
 
     spec = studies.get(study)
     out = Path(out) if out is not None else Path("results") / "reproduce" / (spec.name + ("-quick" if quick else ""))
@@ -59,6 +59,10 @@ def reproduce(
         if not Path(path).is_file():
             raise FileNotFoundError(f"study {spec.name!r}, variant {name!r}: scenario file {path} not found")
     common = dict(spec.quick_overrides) if quick else None
+    sensitivity_out = out.with_name(out.name + "-sensitivity")
+    if sensitivity and spec.sensitivities:
+        # Refuse an unusable second destination before the first sweep runs.
+        check_sweep_dir(sensitivity_out)
     run = {"out": out, "jobs": jobs, "dask": dask, "progress": progress}
     if dask_wait_s is not None:
         run["dask_wait_s"] = dask_wait_s
@@ -77,7 +81,7 @@ def reproduce(
     runs = _load_runs(summary, out, names)
     sensitivity_runs = None
     if sensitivity and spec.sensitivities:
-        sensitivity_runs = _run_sensitivities(spec, quick, variants, seeds, out.with_name(out.name + "-sensitivity"),
+        sensitivity_runs = _run_sensitivities(spec, quick, variants, seeds, sensitivity_out,
                                               **{k: v for k, v in run.items() if k != "out"})
     page = render(
         spec,

@@ -254,7 +254,7 @@ def run_plan(
     """Run the incomplete points of *the_plan* into *out*; see :func:`sweep`."""
     out = Path(out)
     jobs = _check_jobs(jobs)
-    _check_out(out)
+    check_sweep_dir(out)
     client, own_client, address = _dask_client(dask, dask_wait_s) if dask is not None else (None, False, None)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -318,7 +318,7 @@ def _check_jobs(jobs: Any) -> int:
     return jobs
 
 
-def _check_out(out: Path) -> None:
+def check_sweep_dir(out: Path) -> None:
     """Refuse a sweep directory that is not new, empty or a cnsim sweep (before anything runs)."""
     try:
         check_path_length(out)
