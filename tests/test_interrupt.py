@@ -1,7 +1,7 @@
 """Ctrl-C stops a run within a fraction of a second in every mode, cleanly.
 
 Each test starts a run that would take tens of seconds in a child process,
-waits until the engine's thread is simulating, sends SIGINT and checks the
+waits until the engine is simulating, sends SIGINT and checks the
 outcome: the CLI exits 130 with one line and writes nothing; the Python API
 raises KeyboardInterrupt (catchable, not a Rust panic).
 """
@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,21 +22,15 @@ from conftest import NO_CM, ROOT
 #: Simulated time far beyond what finishes before the signal (about 20 s of wall time).
 LONG = ["--set", "duration=30s", "--set", "bin=10ms"]
 #: From SIGINT to exit: the engine checks for cancellation every 65,536 events
-#: (milliseconds) and the waiting thread every 50 ms; the rest is Python exiting.
+#: (milliseconds) and looks for a signal every 50 ms; the rest is Python exiting.
 STOP_WITHIN_S = 2.0
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
 
 
-def _engine_running(pid: int) -> bool:
-    """Whether the process has a thread named cnsim-engine (a run in progress)."""
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            if (task / "comm").read_text().strip() == "cnsim-engine":
-                return True
-        except OSError:
-            pass
-    return False
+#: After the run is known to be starting, enough for it to be simulating: loading
+#: the scenario takes milliseconds and the run about 20 s.
+INTO_THE_RUN_S = 0.5
 
 
 def _default_sigint() -> None:
@@ -44,19 +39,20 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupt(args: list[str], cwd: Path) -> tuple[int, str, str, float]:
-    """Start *args*, SIGINT it once the engine runs; (exit status, stdout, stderr, seconds to exit)."""
+def _interrupt(args: list[str], cwd: Path, started: Callable[[subprocess.Popen], bool]) -> tuple[int, str, str, float]:
+    """Start *args*, SIGINT it once *started* and then well inside the run; (exit status, stdout, stderr,
+    seconds to exit)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("CNSIM_DEBUG", None)
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 60
-        while not _engine_running(proc.pid):
+        while not started(proc):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the run never started"
             time.sleep(0.01)
-        time.sleep(0.2)  # well inside the run
+        time.sleep(INTO_THE_RUN_S)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
@@ -75,7 +71,8 @@ def _cnsim() -> list[str]:
 def test_cli_run_stops_at_once_exits_130_and_writes_nothing(tmp_path, quiet):
     out = tmp_path / "result"
     args = [*_cnsim(), "run", str(NO_CM), *LONG, "--out", str(out), *(["-q"] if quiet else [])]
-    code, stdout, stderr, took = _interrupt(args, tmp_path)
+    # The CLI claims its destination (a temporary directory beside it) just before the run.
+    code, stdout, stderr, took = _interrupt(args, tmp_path, lambda _: any(tmp_path.iterdir()))
     assert code == 130, stderr
     assert took < STOP_WITHIN_S, f"took {took:.2f} s to stop"
     assert stderr.strip() == "error: interrupted", stderr
@@ -88,6 +85,7 @@ def test_cli_run_stops_at_once_exits_130_and_writes_nothing(tmp_path, quiet):
 def test_api_run_raises_keyboard_interrupt(tmp_path, progress):
     script = (
         "import sys, cnsim\n"
+        "print('running', flush=True)\n"
         "try:\n"
         f"    cnsim.run({str(NO_CM)!r}, duration='30s', bin='10ms', progress={progress})\n"
         "except KeyboardInterrupt:\n"
@@ -96,9 +94,10 @@ def test_api_run_raises_keyboard_interrupt(tmp_path, progress):
         "print('finished without interruption')\n"
         "sys.exit(1)\n"
     )
-    code, stdout, stderr, took = _interrupt([sys.executable, "-c", script], ROOT)
+    code, stdout, stderr, took = _interrupt([sys.executable, "-c", script], ROOT,
+                                            lambda proc: proc.stdout.readline() == "running\n")
     assert code == 0, stdout + stderr
-    assert stdout.strip() == "KeyboardInterrupt caught"
+    assert stdout.strip() == "KeyboardInterrupt caught", stdout
     assert took < STOP_WITHIN_S, f"took {took:.2f} s to stop"
     assert "panic" not in stderr.lower(), stderr
 

@@ -73,6 +73,10 @@ pub struct RunOptions {
     pub max_wall: Option<std::time::Duration>,
     /// Skip the invariant checks (see `sim::invariants`).
     pub no_checks: bool,
+    /// Asked between events, about every 65,536 of them, whether to stop:
+    /// `true` cancels the run (`RunError::Cancelled`). This is how a caller
+    /// that runs the engine on its own thread still hears of a signal.
+    pub poll: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -153,6 +157,7 @@ pub struct Simulator {
     /// Limits of this run (from `RunOptions`).
     max_events: u64,
     max_wall: Option<(std::time::Instant, std::time::Duration)>,
+    poll: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
     /// The congestion-management scheme and its state.
     scheme: Scheme,
     /// UDP frames are delivered at their last bit (see `send_on_link`):
@@ -207,6 +212,7 @@ impl Simulator {
         self.max_events = opts.max_events.unwrap_or(u64::MAX);
         self.checks = !opts.no_checks;
         self.max_wall = opts.max_wall.map(|d| (started, d));
+        self.poll = opts.poll.clone();
         self.start_sources();
         self.run_until(self.end, opts.progress.as_deref())?;
         if let Some(v) = &self.violation {
@@ -272,6 +278,9 @@ impl Simulator {
                     if p.cancel.load(Ordering::Relaxed) {
                         return Err(RunError::Cancelled(t));
                     }
+                }
+                if self.poll.as_ref().is_some_and(|poll| poll()) {
+                    return Err(RunError::Cancelled(t));
                 }
             }
         }

@@ -197,6 +197,7 @@ impl Simulator {
             fault: invariants::Fault::None,
             max_events: u64::MAX,
             max_wall: None,
+            poll: None,
             scheme: Scheme::None,
             udp_at_last_bit: true,
             limiters: flow_specs[..rl_rows]

@@ -395,3 +395,32 @@ fn e2cm_baseline_latency_after_a_transient_is_the_unloaded_paths() {
         "while probing: {late}, from the start: {l0}"
     );
 }
+
+/// The caller's poll is asked every 65,536 events, and `true` cancels the
+/// run there; `false` changes nothing.
+#[test]
+fn poll_cancels_at_the_periodic_check() {
+    use std::sync::atomic::AtomicU64;
+    let asked = Arc::new(AtomicU64::new(0));
+    let run_with = |answer: bool| {
+        let sc = line_of_three("poll.toml", "50ms", ["buffer = \"150KB\"", "", "", "", ""]);
+        let counter = asked.clone();
+        let opts = RunOptions {
+            poll: Some(Arc::new(move || {
+                counter.fetch_add(1, Ordering::Relaxed);
+                answer
+            })),
+            ..RunOptions::default()
+        };
+        Simulator::new(&sc, 1).run(&sc, &opts)
+    };
+    let full = run_with(false).expect("a poll answering false lets the run finish");
+    let polls = asked.swap(0, Ordering::Relaxed);
+    assert!(polls >= 2, "a run long enough to be asked twice");
+    assert_eq!(polls, full.summary.events >> 16, "one poll per 65,536 events");
+    match run_with(true) {
+        Err(RunError::Cancelled(t)) => assert!(t < Time::from_ms(50)),
+        other => panic!("expected a cancelled run, got {:?}", other.map(|r| r.summary.events)),
+    }
+    assert_eq!(asked.load(Ordering::Relaxed), 1);
+}
