@@ -43,9 +43,11 @@ TABLES = (
     "queue_occupancy",
     "rate_limiters",
     "transport",
+    "classes",
+    "pfc_events",
 )
-# Results saved before this table existed load with it empty.
-_OPTIONAL_TABLES = ("transport",)
+# Results saved before these tables existed load with them empty.
+_OPTIONAL_TABLES = ("transport", "classes", "pfc_events")
 FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
@@ -86,6 +88,19 @@ class Result:
     transport : DataFrame
         time_s, flow, cwnd_bytes (time-averaged congestion window),
         retransmissions (segments) and timeouts, for TCP flows only.
+    classes : DataFrame
+        One row per (output queue, traffic class) when the scenario has
+        ``[priorities]`` or PFC: queue, class, tx_bytes, drops_frames,
+        drops_bytes, max_occupancy_bytes, paused_time_s and paused_fraction
+        (the class held by PFC at that transmitter), pfc_xoff_sent and
+        pfc_xon_sent (PFC frames this port sent upstream for the class).
+        Empty otherwise.
+    pfc_events : DataFrame
+        One row per class of each PFC frame at each end, in time order:
+        time_s, queue (the port that sent it, or whose transmitter it
+        reached), node, class, quanta (0 resumes), direction ("sent" when
+        its last bit left, "received" when it took effect). Empty without
+        PFC.
     path : Path or None
         The directory this result was saved to or loaded from.
     """
@@ -101,6 +116,8 @@ class Result:
         rate_limiters: pd.DataFrame | None = None,
         transport: pd.DataFrame | None = None,
         path: Path | None = None,
+        classes: pd.DataFrame | None = None,
+        pfc_events: pd.DataFrame | None = None,
     ) -> None:
         self.summary = summary
         self.flows = flows
@@ -110,6 +127,8 @@ class Result:
         self.queue_occupancy = queue_occupancy
         self.rate_limiters = rate_limiters if rate_limiters is not None else _empty_rate_limiters()
         self.transport = transport if transport is not None else _empty_transport()
+        self.classes = classes if classes is not None else _empty_classes()
+        self.pfc_events = pfc_events if pfc_events is not None else _empty_pfc_events()
         self.path = path
 
     # ------------------------------------------------------------------ accessors
@@ -253,6 +272,13 @@ class Result:
                     "timeouts": series("flow_timeouts")[tcp_rows].ravel().astype(np.int64),
                 }
             )
+        classes = _empty_classes()
+        if summary.get("classes"):
+            classes = pd.DataFrame.from_records(summary["classes"], columns=list(_CLASS_COLUMNS))
+            classes = classes.astype(_CLASS_COLUMNS)
+        pfc_events = _empty_pfc_events()
+        if raw.get("pfc_events") is not None:
+            pfc_events = pd.DataFrame({c: raw["pfc_events"][c] for c in _PFC_EVENT_COLUMNS}).astype(_PFC_EVENT_COLUMNS)
         return cls(
             summary,
             flows,
@@ -262,6 +288,8 @@ class Result:
             queue_occupancy,
             rate_limiters,
             transport,
+            classes=classes,
+            pfc_events=pfc_events,
         )
 
     # ------------------------------------------------------------------ persistence
@@ -387,6 +415,36 @@ def _empty_rate_limiters() -> pd.DataFrame:
     return _empty_per_flow(
         rate_gbps=np.float64, target_gbps=np.float64, queue_mean_bytes=np.float64, queue_max_bytes=np.int64
     )
+
+
+_CLASS_COLUMNS = {
+    "queue": str,
+    "class": np.int64,
+    "tx_bytes": np.int64,
+    "drops_frames": np.int64,
+    "drops_bytes": np.int64,
+    "max_occupancy_bytes": np.int64,
+    "paused_time_s": np.float64,
+    "paused_fraction": np.float64,
+    "pfc_xoff_sent": np.int64,
+    "pfc_xon_sent": np.int64,
+}
+_PFC_EVENT_COLUMNS = {
+    "time_s": np.float64,
+    "queue": str,
+    "node": str,
+    "class": np.int64,
+    "quanta": np.int64,
+    "direction": str,
+}
+
+
+def _empty_classes() -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in _CLASS_COLUMNS.items()})
+
+
+def _empty_pfc_events() -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in _PFC_EVENT_COLUMNS.items()})
 
 
 def _empty_transport() -> pd.DataFrame:

@@ -327,6 +327,67 @@ pub struct Summary {
     pub partial: Option<Partial>,
     /// What the PAUSE watchdog saw (absent if it is off).
     pub watchdog: Option<WatchdogReport>,
+    /// Per (queue, class), with several classes or PFC; else empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassSummary>,
+    /// With PFC on some switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcTotals>,
+}
+
+/// One (output queue, traffic class) of a run with several classes or PFC.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassSummary {
+    /// The output queue, "NODE->PEER".
+    pub queue: String,
+    pub class: u8,
+    pub tx_bytes: u64,
+    pub drops_frames: u64,
+    pub drops_bytes: u64,
+    pub max_occupancy_bytes: u64,
+    /// Time this class of the port's transmitter was paused by PFC.
+    pub paused_time_s: f64,
+    /// `paused_time_s` over the run's (simulated) length.
+    pub paused_fraction: f64,
+    /// PFC frames this port sent upstream with XOFF / XON for the class.
+    pub pfc_xoff_sent: u64,
+    pub pfc_xon_sent: u64,
+}
+
+/// PFC over the whole run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PfcTotals {
+    /// PFC frames sent (each may speak for several classes).
+    pub frames_sent: u64,
+    /// Rows of the PFC event table (one per class a frame spoke for, at
+    /// each end).
+    pub events: u64,
+    /// Rows left out of the table once it reached its limit.
+    pub events_omitted: u64,
+}
+
+/// Which end of the link a PFC event table row describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcDirection {
+    /// The last bit left the sending port.
+    Sent,
+    /// It took effect at the receiving transmitter (after the link delay
+    /// and the receiver's response time).
+    Received,
+}
+
+/// A row of the PFC event table: one class of one PFC frame at one end.
+#[derive(Debug, Clone, Copy)]
+pub struct PfcRecord {
+    pub time: Time,
+    pub node: u32,
+    /// The port that sent it or whose transmitter it reached.
+    pub port: u32,
+    pub class: u8,
+    /// The pause time: 0 resumes (XON), anything else pauses (XOFF).
+    pub quanta: u16,
+    pub direction: PfcDirection,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -364,6 +425,8 @@ pub struct RunResult {
     pub flows: Vec<FlowCounters>,
     pub queues: Vec<QueueCounters>,
     pub series: Series,
+    /// The PFC event table, in time order (empty without PFC).
+    pub pfc_events: Vec<PfcRecord>,
 }
 
 /// What a run cost the machine: wall time of its event loop, and the
@@ -420,6 +483,8 @@ impl RunResult {
         queues: Vec<QueueCounters>,
         series: Series,
         stability: Option<StabilityWatch>,
+        classes: Vec<ClassSummary>,
+        pfc: Option<(PfcTotals, Vec<PfcRecord>)>,
     ) -> RunResult {
         let names = sc.queue_names();
         let flow_specs = sc.flows();
@@ -556,12 +621,15 @@ impl RunResult {
                     })
                     .collect(),
             }),
+            classes,
+            pfc: pfc.as_ref().map(|(t, _)| t.clone()),
         };
         RunResult {
             summary,
             flows,
             queues,
             series,
+            pfc_events: pfc.map(|(_, e)| e).unwrap_or_default(),
         }
     }
 }

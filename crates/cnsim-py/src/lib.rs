@@ -340,6 +340,41 @@ fn run<'py>(
         qs.iter().map(|q| q.node_kind).collect::<Vec<_>>(),
     )?;
     out.set_item("queues", queues)?;
+    if result.summary.pfc.is_some() {
+        let ev = &result.pfc_events;
+        let pfc = PyDict::new(py);
+        pfc.set_item(
+            "time_s",
+            ev.iter().map(|e| e.time.as_secs_f64()).collect::<Vec<_>>(),
+        )?;
+        pfc.set_item(
+            "queue",
+            ev.iter()
+                .map(|e| qs[e.port as usize].name.clone())
+                .collect::<Vec<_>>(),
+        )?;
+        pfc.set_item(
+            "node",
+            ev.iter()
+                .map(|e| qs[e.port as usize].node.clone())
+                .collect::<Vec<_>>(),
+        )?;
+        pfc.set_item(
+            "class",
+            ev.iter().map(|e| e.class as u32).collect::<Vec<_>>(),
+        )?;
+        pfc.set_item("quanta", ev.iter().map(|e| e.quanta).collect::<Vec<_>>())?;
+        pfc.set_item(
+            "direction",
+            ev.iter()
+                .map(|e| match e.direction {
+                    cnsim_core::results::PfcDirection::Sent => "sent",
+                    cnsim_core::results::PfcDirection::Received => "received",
+                })
+                .collect::<Vec<_>>(),
+        )?;
+        out.set_item("pfc_events", pfc)?;
+    }
     set_series(&out, s, n_flows, n_queues)?;
     Ok(out)
 }

@@ -31,6 +31,21 @@ pub const PFC_CLASSES: usize = 8;
 /// One pause quantum is 512 bit times of the link, as for PAUSE.
 pub const PFC_QUANTUM_BITS: u64 = PAUSE_QUANTUM_BITS;
 
+/// A switch's PFC configuration (`[switch.pfc]`), resolved: which classes
+/// are lossless, and the thresholds on each ingress (port, class)'s bytes
+/// held in the switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PfcSpec {
+    /// Bit n: class n is lossless (PFC-enabled).
+    pub classes: u8,
+    /// Bytes at or above which XOFF is sent for the (port, class).
+    pub xoff: u64,
+    /// Bytes at or below which XON is sent.
+    pub xon: u64,
+    /// XOFF again at half the pause time while the class stays held.
+    pub refresh: bool,
+}
+
 /// The classes whose bit is set in `mask`, lowest first.
 pub fn classes(mask: u8) -> impl Iterator<Item = u8> {
     (0..PFC_CLASSES as u8).filter(move |c| mask & (1 << c) != 0)

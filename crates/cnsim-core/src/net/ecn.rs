@@ -30,6 +30,22 @@ impl Ecn {
         }
     }
 
+    /// The codepoint of these two bits.
+    #[inline]
+    pub const fn from_bits(bits: u8) -> Ecn {
+        match bits & 3 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    #[inline]
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+
     pub const fn is_ect(self) -> bool {
         !matches!(self, Ecn::NotEct)
     }

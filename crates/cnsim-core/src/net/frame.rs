@@ -1,5 +1,6 @@
 //! Frames: small `Copy` values, never allocated on the heap.
 
+use super::ecn::Ecn;
 use crate::units::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,8 +31,10 @@ pub struct Frame {
     pub flow: u32,
     /// Host number of the destination (index into the routing table).
     pub dst_host: u32,
-    /// Port the frame arrived on at the switch holding it (for per-input accounting).
-    pub in_port: u32,
+    /// The port the frame arrived on at the switch holding it (per-input
+    /// accounting), its traffic class and its ECN codepoint, packed (see
+    /// `Frame::tag`); read through `in_port`, `class` and `ecn`.
+    pub tag: u32,
     /// Data: the congestion point whose rate limiter released it (`NO_CP`
     /// if none). Notifications: the congestion point that sent it.
     pub cpid: u32,
@@ -50,7 +53,53 @@ pub struct Frame {
     pub qfb: u8,
 }
 
+/// `Frame::tag`: the port in the low 24 bits, then 3 bits of traffic class,
+/// then 2 bits of ECN codepoint. Packing keeps a frame at 32 bytes.
+const PORT_BITS: u32 = 24;
+pub const MAX_PORTS: usize = 1 << PORT_BITS;
+const PORT_MASK: u32 = (1 << PORT_BITS) - 1;
+const CLASS_SHIFT: u32 = PORT_BITS;
+const ECN_SHIFT: u32 = PORT_BITS + 3;
+
 impl Frame {
+    /// The tag of a frame of traffic `class` (0..8) entering at `port`,
+    /// not ECN-capable.
+    #[inline]
+    pub const fn tag(port: u32, class: u8) -> u32 {
+        debug_assert!(port <= PORT_MASK && class < 8);
+        port | (class as u32) << CLASS_SHIFT
+    }
+
+    /// The port the frame arrived on at the switch holding it.
+    #[inline]
+    pub fn in_port(&self) -> u32 {
+        self.tag & PORT_MASK
+    }
+
+    /// Record the port the frame arrives on, keeping class and ECN.
+    #[inline]
+    pub fn set_in_port(&mut self, port: u32) {
+        debug_assert!(port <= PORT_MASK);
+        self.tag = (self.tag & !PORT_MASK) | port;
+    }
+
+    /// The traffic class (priority, 0..8) the frame travels in.
+    #[inline]
+    pub fn class(&self) -> u8 {
+        ((self.tag >> CLASS_SHIFT) & 7) as u8
+    }
+
+    /// The frame's ECN codepoint.
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        Ecn::from_bits(((self.tag >> ECN_SHIFT) & 3) as u8)
+    }
+
+    #[inline]
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.tag = (self.tag & !(3 << ECN_SHIFT)) | (ecn.bits() as u32) << ECN_SHIFT;
+    }
+
     #[inline]
     pub fn is_data(&self) -> bool {
         self.kind == FrameKind::Data
@@ -111,7 +160,7 @@ mod tests {
         created: Time::ZERO,
         flow: 0,
         dst_host: 0,
-        in_port: 0,
+        tag: 0,
         cpid: 0,
         aux: 0,
         size: 128,
@@ -128,6 +177,28 @@ mod tests {
             };
             assert_eq!(f.cnm_offsets(), (qoff, qdelta));
         }
+    }
+
+    #[test]
+    fn port_class_and_ecn_share_the_tag_without_disturbing_each_other() {
+        let mut f = Frame {
+            tag: Frame::tag(MAX_PORTS as u32 - 1, 7),
+            ..BASE
+        };
+        assert_eq!(
+            (f.in_port(), f.class(), f.ecn()),
+            (MAX_PORTS as u32 - 1, 7, Ecn::NotEct)
+        );
+        f.set_ecn(Ecn::Ce);
+        f.set_in_port(5);
+        assert_eq!((f.in_port(), f.class(), f.ecn()), (5, 7, Ecn::Ce));
+        f.set_ecn(Ecn::Ect0);
+        assert_eq!((f.in_port(), f.class(), f.ecn()), (5, 7, Ecn::Ect0));
+        let g = Frame {
+            tag: Frame::tag(12, 0),
+            ..BASE
+        };
+        assert_eq!((g.in_port(), g.class(), g.ecn()), (12, 0, Ecn::NotEct));
     }
 
     #[test]

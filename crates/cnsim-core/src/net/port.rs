@@ -3,7 +3,9 @@
 //! buffer) until its last bit has left.
 
 use super::frame::Frame;
+use super::sched::{SchedSpec, Scheduler};
 use crate::flowctl::pause::PortPause;
+use crate::flowctl::pfc::{PfcFrame, PfcReceiver, PfcSender, PFC_CLASSES};
 use crate::units::{Rate, Time};
 use std::collections::VecDeque;
 
@@ -55,14 +57,78 @@ pub struct Port {
     pub input_occupancy: u64,
     /// Link-level flow control: PAUSE sent upstream and received.
     pub pause: PortPause,
+    /// Traffic classes beyond the one `queue` holds, and PFC; `None` when
+    /// the scenario has one class and no PFC (the studies' fast path).
+    pub classes: Option<Box<PortClasses>>,
+}
+
+/// A port's traffic classes: an output queue per class (class 0 is the
+/// port's `queue`), the scheduler choosing among them, the per-class
+/// ingress accounting PFC decides on, and the port's PFC state.
+pub struct PortClasses {
+    /// Output queues of classes 1..8.
+    upper: [VecDeque<Frame>; PFC_CLASSES - 1],
+    /// Bytes queued per class (the port's `occupancy` is their sum).
+    pub occupancy: [u64; PFC_CLASSES],
+    pub sched: Scheduler,
+    /// Bytes held by this switch that arrived on this port, per class.
+    pub ingress: [u64; PFC_CLASSES],
+    /// PFC this port sends upstream, per class.
+    pub pfc_sender: PfcSender,
+    /// PFC this port's transmitter has received, per class.
+    pub pfc_receiver: PfcReceiver,
+    /// A PFC frame waiting to go out ahead of data (decisions taken while
+    /// it waits join it).
+    pub pfc_pending: Option<PfcFrame>,
+    /// The PFC frame on the wire.
+    pub pfc_on_wire: PfcFrame,
+    /// Per class: frames transmitted, bytes transmitted, frames dropped,
+    /// bytes dropped, largest occupancy.
+    pub stats: [ClassStats; PFC_CLASSES],
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClassStats {
+    pub tx_bytes: u64,
+    pub drops_frames: u64,
+    pub drops_bytes: u64,
+    pub max_occupancy: u64,
+}
+
+impl PortClasses {
+    /// A frame of `class` and `bytes` was dropped on its way into this
+    /// port's queue.
+    #[inline(never)]
+    pub fn dropped(&mut self, class: u8, bytes: u64) {
+        let st = &mut self.stats[class as usize];
+        st.drops_frames += 1;
+        st.drops_bytes += bytes;
+    }
+
+    pub fn new(sched: &SchedSpec) -> PortClasses {
+        PortClasses {
+            upper: Default::default(),
+            occupancy: [0; PFC_CLASSES],
+            sched: Scheduler::new(sched),
+            ingress: [0; PFC_CLASSES],
+            pfc_sender: PfcSender::default(),
+            pfc_receiver: PfcReceiver::default(),
+            pfc_pending: None,
+            pfc_on_wire: PfcFrame::default(),
+            stats: [ClassStats::default(); PFC_CLASSES],
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxState {
     Idle,
-    Data,
+    /// A data frame of this class.
+    Data(u8),
     Expedited,
     Pause(u16),
+    /// The port's `pfc_on_wire` frame.
+    Pfc,
 }
 
 impl Port {
@@ -85,12 +151,107 @@ impl Port {
             tx: TxState::Idle,
             input_occupancy: 0,
             pause: PortPause::default(),
+            classes: None,
         }
+    }
+
+    /// The output queue of `class`.
+    #[inline]
+    pub fn class_queue(&mut self, class: u8) -> &mut VecDeque<Frame> {
+        match (class, self.classes.as_deref_mut()) {
+            (0, _) | (_, None) => &mut self.queue,
+            (c, Some(pc)) => &mut pc.upper[c as usize - 1],
+        }
+    }
+
+    /// Every frame in the output queues, class by class.
+    pub fn queued(&self) -> impl Iterator<Item = &Frame> {
+        let upper = self.classes.iter().flat_map(|pc| pc.upper.iter().flatten());
+        self.queue.iter().chain(upper)
+    }
+
+    /// Put `frame` at the tail of its class's queue.
+    #[inline(always)]
+    pub fn enqueue(&mut self, frame: Frame) {
+        self.occupancy += frame.size as u64;
+        match self.classes {
+            None => self.queue.push_back(frame),
+            Some(_) => self.enqueue_class(frame),
+        }
+    }
+
+    #[inline(never)]
+    fn enqueue_class(&mut self, frame: Frame) {
+        let pc = self.classes.as_deref_mut().expect("called with classes");
+        let c = frame.class() as usize;
+        pc.occupancy[c] += frame.size as u64;
+        let st = &mut pc.stats[c];
+        st.max_occupancy = st.max_occupancy.max(pc.occupancy[c]);
+        match c {
+            0 => self.queue.push_back(frame),
+            c => pc.upper[c - 1].push_back(frame),
+        }
+    }
+
+    /// Take the head frame of `class` (the one whose last bit just left),
+    /// with the port's occupancy before it left.
+    #[inline(always)]
+    pub fn dequeue(&mut self, class: u8) -> (Frame, u64) {
+        let frame = match self.classes {
+            None => self.queue.pop_front(),
+            Some(_) => self.dequeue_class(class),
+        }
+        .expect("a frame is on the wire");
+        let before = self.occupancy;
+        self.occupancy = before.saturating_sub(frame.size as u64);
+        (frame, before)
+    }
+
+    #[inline(never)]
+    fn dequeue_class(&mut self, class: u8) -> Option<Frame> {
+        let frame = self.class_queue(class).pop_front()?;
+        let pc = self.classes.as_deref_mut().expect("called with classes");
+        let size = frame.size as u64;
+        pc.occupancy[class as usize] -= size;
+        pc.stats[class as usize].tx_bytes += size;
+        Some(frame)
+    }
+
+    /// The class whose head frame goes next, if any may go: the one queue
+    /// without classes; else the scheduler's choice among the classes PFC
+    /// has not paused.
+    #[inline(always)]
+    pub fn next_class(&mut self) -> Option<(u8, u16)> {
+        match self.classes {
+            None => self.queue.front().map(|f| (0, f.size)),
+            Some(_) => self.scheduled_class(),
+        }
+    }
+
+    /// `next_class` with classes, out of line: the single queue's path
+    /// stays a few instructions.
+    #[inline(never)]
+    fn scheduled_class(&mut self) -> Option<(u8, u16)> {
+        let pc = self.classes.as_deref_mut().expect("called with classes");
+        let (queue, upper) = (&self.queue, &pc.upper);
+        let head = |c: u8| {
+            match c {
+                0 => queue.front(),
+                c => upper[c as usize - 1].front(),
+            }
+            .map(|f| f.size as u32)
+        };
+        let blocked = pc.pfc_receiver.paused_mask();
+        let class = pc.sched.pick(head, blocked)?;
+        Some((
+            class,
+            head(class).expect("picked a backlogged class") as u16,
+        ))
     }
 
     /// Wire time of `bytes` starting now: a multiplication on the common
     /// path, the exact 128-bit division otherwise.
-    #[inline]
+    #[inline(always)]
     pub fn tx_time(&self, now: Time, bytes: u64) -> Time {
         match &self.service {
             Some(s) if s.is_reduced(now) => s.rate.tx_time(bytes),

@@ -47,6 +47,8 @@ pub struct SwitchSpec {
     pub buffer: BufferModel,
     pub queue_limit: Option<u64>,
     pub pause: Option<PauseSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<crate::flowctl::pfc::PfcSpec>,
     /// Output queues are congestion points (when a scheme is configured).
     pub congestion_point: bool,
 }

@@ -300,8 +300,10 @@ impl<'a> Builder<'a> {
             tcp: None,
             watchdog: None,
             metrics: MetricsSpec::default(),
+            priorities: None,
             sweep: None,
         };
+        self.classes(raw.priorities.as_ref(), &entries, &mut scenario)?;
         if let Some(bcn) = &raw.bcn {
             let params = self.bcn(bcn, &root.key("bcn"))?;
             self.check_floor_rate(params.min_rate.0 as f64, &root.key("bcn"), &scenario)?;
@@ -365,6 +367,50 @@ impl<'a> Builder<'a> {
             scenario.plot = self.plot(plot, &scenario)?;
         }
         Ok(scenario)
+    }
+
+    /// `[priorities]`, and every class a source or a switch's PFC names
+    /// exists.
+    fn classes(
+        &self,
+        raw: Option<&RawPriorities>,
+        entries: &super::entry::Entries,
+        scenario: &mut Scenario,
+    ) -> Result<(), ScenarioError> {
+        if let Some(rp) = raw {
+            let largest = scenario
+                .sources
+                .iter()
+                .map(|s| s.frame as u64)
+                .max()
+                .unwrap_or(1500);
+            scenario.priorities = Some(self.priorities(rp, largest)?);
+        }
+        let classes = scenario.priorities.as_ref().map_or(1, |p| p.classes);
+        let beyond = |c: u8| {
+            format!(
+                "expected a class from 0 to {}, found {c} (the scenario has {classes} traffic {}; set [priorities] classes)",
+                classes - 1,
+                if classes == 1 { "class" } else { "classes" }
+            )
+        };
+        for (s, e) in scenario.sources.iter().zip(&entries.sources) {
+            if s.priority >= classes {
+                return Err(self.err(&e.path.key("priority"), beyond(s.priority)));
+            }
+        }
+        let switches = scenario.nodes.iter().filter_map(|n| match &n.kind {
+            crate::net::topology::NodeKind::Switch(sw) => Some(sw),
+            _ => None,
+        });
+        for (sw, e) in switches.zip(&entries.switches) {
+            if let Some(pfc) = &sw.pfc {
+                if let Some(c) = crate::flowctl::pfc::classes(pfc.classes).find(|&c| c >= classes) {
+                    return Err(self.err(&e.path.key("pfc").key("classes"), beyond(c)));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A rate limiter's floor (`min_rate` of the table at `tp`) is at most

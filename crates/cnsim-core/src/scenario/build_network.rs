@@ -141,6 +141,16 @@ impl Builder<'_> {
             None => None,
             Some((raw, pp)) => self.pause(raw, &pp, buffer)?,
         };
+        let pfc = match pick(&sw.pfc, p.key("pfc"), d.map(|d| &d.pfc), dp.key("pfc")) {
+            None => None,
+            Some((raw, pp)) => Some(self.pfc(raw, &pp)?),
+        };
+        if pfc.is_some() && pause.is_some() {
+            return Err(self.err(
+                &p.key("pfc"),
+                "a switch sends 802.3x PAUSE or PFC, not both: remove 'pause' or set pause.mode = \"off\"",
+            ));
+        }
         let congestion_point = pick(
             &sw.congestion_point,
             p.key("congestion_point"),
@@ -154,6 +164,7 @@ impl Builder<'_> {
             buffer,
             queue_limit,
             pause,
+            pfc,
             congestion_point,
         })
     }

@@ -231,6 +231,18 @@ impl Builder<'_> {
                     ..e
                 })?),
             };
+            let priority = match pick(
+                &s.priority,
+                p.key("priority"),
+                d.map(|d| &d.priority),
+                dp.key("priority"),
+            ) {
+                None => 0,
+                Some((&c, cp)) if c as usize >= crate::flowctl::pfc::PFC_CLASSES => {
+                    return Err(self.err(&cp, format!("expected a class from 0 to 7, found {c}")))
+                }
+                Some((&c, _)) => c,
+            };
             let single = (dsts.len() == 1).then(|| nodes[dsts[0]].name.as_str());
             let name = match &s.name {
                 Some(n) => {
@@ -265,6 +277,7 @@ impl Builder<'_> {
                 start,
                 stop,
                 slot_offset,
+                priority,
             });
         }
         Ok(out)

@@ -2,6 +2,7 @@
 
 pub mod budget;
 pub mod build;
+mod build_classes;
 mod build_cm;
 mod build_network;
 mod build_output;

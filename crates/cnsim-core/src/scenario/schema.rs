@@ -49,6 +49,45 @@ pub struct RawScenario {
     pub watchdog: Option<RawWatchdog>,
     /// Derived metrics to put in the summary.
     pub metrics: Option<RawMetrics>,
+    /// Traffic classes on every port and how ports schedule them.
+    pub priorities: Option<RawPriorities>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPriorities {
+    /// Classes on every port, 1..=8; frames carry a class below this.
+    pub classes: Option<u8>,
+    /// "strict" (default) or "dwrr".
+    pub scheduler: Option<SchedulerKind>,
+    /// DWRR: one integer weight per class.
+    pub weights: Option<Vec<u64>>,
+    /// DWRR: classes served strictly before the weighted ones.
+    pub strict: Option<Vec<u8>>,
+    /// Class of TCP ACKs (default: the flow's).
+    pub acks: Option<u8>,
+    /// Class of congestion notifications (default: the flow's).
+    pub notifications: Option<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    Strict,
+    Dwrr,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPfc {
+    /// Lossless classes: PFC acts on these.
+    pub classes: Option<Vec<u8>>,
+    /// Bytes of an ingress (port, class) at which XOFF is sent.
+    pub xoff: Option<String>,
+    /// ... and at or below which XON is sent.
+    pub xon: Option<String>,
+    /// Re-send XOFF at half the pause time while still over XON.
+    pub refresh: Option<bool>,
 }
 
 /// A sweep over this scenario: named variants (sets of overrides) crossed
@@ -170,6 +209,8 @@ pub struct RawSwitch {
     pub buffer_model: Option<BufferModelKind>,
     pub queue_limit: Option<String>,
     pub pause: Option<RawPause>,
+    /// Priority-based flow control (802.1Qbb) per ingress (port, class).
+    pub pfc: Option<RawPfc>,
     /// Whether this switch's output queues act as congestion points when a
     /// congestion-notification scheme is configured (default true).
     pub congestion_point: Option<bool>,
@@ -247,6 +288,8 @@ pub struct RawSource {
     /// the slot, drawn per unit from the source's own stream) or a fixed
     /// time such as "0ns" (every unit on the slot grid).
     pub slot_offset: Option<String>,
+    /// Traffic class of the source's frames (default 0).
+    pub priority: Option<u8>,
 }
 
 #[derive(Debug, Deserialize)]

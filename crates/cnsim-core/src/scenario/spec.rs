@@ -28,6 +28,9 @@ pub struct Scenario {
     /// The PAUSE watchdog (on unless `[watchdog] enabled = false`).
     pub watchdog: Option<crate::flowctl::watchdog::WatchdogSpec>,
     pub metrics: MetricsSpec,
+    /// Traffic classes; absent: one class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priorities: Option<PrioritySpec>,
     /// The file's `[sweep]` section, checked for shape only; its keys and
     /// values are checked by loading each point. Not part of the scenario
     /// hash: it does not change what one run simulates.
@@ -53,6 +56,25 @@ pub struct SourceSpec {
     /// Offset of each unit within its slot; `None` draws it uniformly per
     /// unit so that sources are not phase-locked to each other.
     pub slot_offset: Option<Time>,
+    /// Traffic class of its frames.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub priority: u8,
+}
+
+fn is_zero(v: &u8) -> bool {
+    *v == 0
+}
+
+/// Traffic classes on every port (`[priorities]`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PrioritySpec {
+    /// Classes 0..classes exist (1..=8).
+    pub classes: u8,
+    pub sched: crate::net::sched::SchedSpec,
+    /// Class of TCP ACKs; `None`: the flow's.
+    pub acks: Option<u8>,
+    /// Class of congestion notifications; `None`: the flow's.
+    pub notifications: Option<u8>,
 }
 
 impl SourceSpec {

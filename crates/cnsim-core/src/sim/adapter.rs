@@ -163,7 +163,7 @@ impl Simulator {
                 created: now,
                 flow,
                 dst_host,
-                in_port: port,
+                tag: Frame::tag(port, self.flow_class[flow as usize]),
                 cpid: NO_CP,
                 aux: *seq,
                 size: size as u16,
@@ -281,8 +281,7 @@ impl Simulator {
         };
         let port = h.port;
         let p = &mut self.ports[port as usize];
-        p.queue.push_back(frame);
-        p.occupancy += frame.size as u64;
+        p.enqueue(frame);
         if h.high.is_some_and(|hi| p.occupancy >= hi) {
             h.stopped = true;
         }

@@ -40,7 +40,11 @@ impl Simulator {
             created: self.now,
             flow,
             dst_host,
-            in_port,
+            tag: Frame::tag(
+                in_port,
+                self.notification_class
+                    .unwrap_or(self.flow_class[flow as usize]),
+            ),
             cpid: m.cpid,
             aux: m.aux,
             size: m.bytes,
@@ -53,7 +57,7 @@ impl Simulator {
     /// received on the sampled frame's input, after the switch latency.
     pub(super) fn send_notification(&mut self, node: usize, message: Frame) {
         let at = self.now + self.switch_latency[node];
-        let port = message.in_port;
+        let port = message.in_port();
         let slot = self.parked.insert(message) as u32;
         self.events.schedule(at, Event::Inject { port, slot });
     }

@@ -71,6 +71,22 @@ pub(super) enum Event {
     TcpDelAck {
         flow: u32,
     },
+    /// A PFC frame's entry for `class` takes effect at `port`'s transmitter.
+    PfcRx {
+        port: u32,
+        class: u8,
+        quanta: u16,
+    },
+    /// The PFC pause timer of `class` at `port` set with `generation` runs out.
+    PfcExpire {
+        port: u32,
+        class: u8,
+        generation: u32,
+    },
+    /// PFC XOFFs sent on `port` may be due again.
+    PfcRefresh {
+        port: u32,
+    },
 }
 
 // The heap moves events: keep them at 12 bytes.
@@ -99,6 +115,9 @@ impl Event {
             Event::ArbiterFree { node } => (11, node),
             Event::TcpRto { flow } => (14, flow),
             Event::TcpDelAck { flow } => (15, flow),
+            Event::PfcRx { port, .. } => (16, port),
+            Event::PfcExpire { port, .. } => (17, port),
+            Event::PfcRefresh { port } => (18, port),
         };
         match *self {
             // The kinds of the three timer events this one replaced.
@@ -132,7 +151,10 @@ impl EventClass for Event {
             | Event::CmTimer { .. }
             | Event::ArbiterFree { .. }
             | Event::TcpRto { .. }
-            | Event::TcpDelAck { .. } => 1,
+            | Event::TcpDelAck { .. }
+            | Event::PfcRx { .. }
+            | Event::PfcExpire { .. }
+            | Event::PfcRefresh { .. } => 1,
             Event::Arrive { .. } | Event::Inject { .. } | Event::EgressArrive { .. } => 2,
             Event::SourceFire { .. } => 3,
         }

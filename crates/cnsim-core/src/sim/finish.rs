@@ -2,14 +2,14 @@
 //! invariants are checked, and the result is assembled.
 
 use super::{RunError, Simulator};
-use crate::results::{RunCost, RunResult, Series};
+use crate::results::{ClassSummary, PfcTotals, RunCost, RunResult, Series};
 use crate::scenario::spec::Scenario;
 
 impl Simulator {
     pub(super) fn finish(mut self, sc: &Scenario, cost: RunCost) -> Result<RunResult, RunError> {
         let end = self.end;
         // Frames still buffered or on their way at the end.
-        let queued = self.ports.iter().flat_map(|p| p.queue.iter());
+        let queued = self.ports.iter().flat_map(|p| p.queued());
         let limited = self.limiters.iter().flat_map(|rl| rl.queue.iter());
         let on_links = self.ports.iter().flat_map(|p| p.arriving.iter());
         let travelling = on_links.chain(self.parked.iter().map(|(_, f)| f));
@@ -65,6 +65,22 @@ impl Simulator {
             .watchdog_spec
             .take()
             .map(|spec| (spec, std::mem::take(&mut self.watchdog)));
+        let classes = self.class_summaries(sc);
+        let pfc = self.any_pfc.then(|| {
+            let frames_sent = self
+                .ports
+                .iter()
+                .filter_map(|p| p.classes.as_deref())
+                .map(|pc| pc.pfc_sender.frames_sent)
+                .sum();
+            let events = std::mem::take(&mut self.pfc_events);
+            let totals = PfcTotals {
+                frames_sent,
+                events: events.len() as u64,
+                events_omitted: self.pfc_events_omitted,
+            };
+            (totals, events)
+        });
         let (stop, stability) = (self.stop.take(), self.stability.take());
         let flows = std::mem::take(&mut self.flows);
         let queues = std::mem::take(&mut self.queues);
@@ -86,6 +102,38 @@ impl Simulator {
             queues,
             series,
             stability,
+            classes,
+            pfc,
         ))
+    }
+
+    /// A row per (queue, class) of the classes in use, if the ports have
+    /// classes.
+    fn class_summaries(&self, sc: &Scenario) -> Vec<ClassSummary> {
+        let names = sc.queue_names();
+        let end = self.end;
+        let mut rows = Vec::new();
+        for (i, p) in self.ports.iter().enumerate() {
+            let Some(pc) = p.classes.as_deref() else {
+                continue;
+            };
+            for class in 0..self.n_classes {
+                let st = &pc.stats[class as usize];
+                let paused = pc.pfc_receiver.paused_time(class, end);
+                rows.push(ClassSummary {
+                    queue: names[i].clone(),
+                    class,
+                    tx_bytes: st.tx_bytes,
+                    drops_frames: st.drops_frames,
+                    drops_bytes: st.drops_bytes,
+                    max_occupancy_bytes: st.max_occupancy,
+                    paused_time_s: paused.as_secs_f64(),
+                    paused_fraction: paused.as_secs_f64() / end.as_secs_f64(),
+                    pfc_xoff_sent: pc.pfc_sender.xoff_sent[class as usize],
+                    pfc_xon_sent: pc.pfc_sender.xon_sent[class as usize],
+                });
+            }
+        }
+        rows
     }
 }

@@ -4,6 +4,7 @@
 //! a comparison each; the whole-run ones run at the end.
 
 use super::{Role, Simulator};
+use crate::net::port::TxState;
 use crate::net::topology::BufferModel;
 use crate::scenario::spec::Scenario;
 use crate::units::Time;
@@ -81,12 +82,12 @@ impl Simulator {
         }
     }
 
-    /// A frame of `size` leaves queue `port`.
+    /// A frame of `size` leaves queue `port`, which held `occ` bytes.
     #[inline]
-    pub(super) fn check_dequeue(&mut self, port: u32, size: u64) {
+    pub(super) fn check_dequeue(&mut self, port: u32, size: u64, occ: u64) {
         let p = &self.ports[port as usize];
-        if self.checks && p.occupancy < size {
-            let (node, occ) = (p.node as usize, p.occupancy);
+        if self.checks && occ < size {
+            let node = p.node as usize;
             self.violated(
                 "no negative occupancy",
                 Some(node),
@@ -122,11 +123,29 @@ impl Simulator {
         }
     }
 
-    /// A data transmission starts on `port`.
-    #[inline]
+    /// A data transmission starts on `port`: neither PAUSE nor PFC (for
+    /// the frame's class) holds it.
+    #[inline(always)]
     pub(super) fn check_not_paused(&mut self, port: u32) {
         let p = &self.ports[port as usize];
-        if self.checks && p.pause.paused() {
+        if self.checks && (p.pause.paused() || p.classes.is_some() && self.class_paused(port)) {
+            self.started_while_paused(port);
+        }
+    }
+
+    #[inline(never)]
+    fn class_paused(&self, port: u32) -> bool {
+        let p = &self.ports[port as usize];
+        match (p.tx, p.classes.as_deref()) {
+            (TxState::Data(c), Some(pc)) => pc.pfc_receiver.paused(c),
+            _ => false,
+        }
+    }
+
+    #[cold]
+    fn started_while_paused(&mut self, port: u32) {
+        let p = &self.ports[port as usize];
+        {
             let node = p.node as usize;
             self.violated(
                 "paused ports send nothing",
@@ -238,7 +257,7 @@ impl Simulator {
         }
         for port in 0..self.ports.len() {
             let p = &self.ports[port];
-            let held: u64 = p.queue.iter().map(|f| f.size as u64).sum();
+            let held: u64 = p.queued().map(|f| f.size as u64).sum();
             if held != p.occupancy {
                 let (node, occ) = (p.node as usize, p.occupancy);
                 self.violated(

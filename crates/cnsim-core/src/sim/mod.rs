@@ -42,6 +42,7 @@ mod event;
 mod finish;
 mod invariants;
 mod pause;
+mod pfc;
 mod setup;
 mod switch;
 mod tcp;
@@ -113,6 +114,19 @@ pub struct Simulator {
     roles: Vec<Role>,
     /// Some switch sends PAUSE: without, the per-frame PAUSE checks are skipped.
     any_pause: bool,
+    /// Some switch sends PFC: without, the per-frame PFC checks are skipped.
+    any_pfc: bool,
+    /// Traffic classes on every port (1 without `[priorities]`).
+    n_classes: u8,
+    /// Per flow: the class of its data frames.
+    flow_class: Vec<u8>,
+    /// The class of TCP ACKs and of notifications, if not the flow's.
+    ack_class: Option<u8>,
+    notification_class: Option<u8>,
+    /// The PFC event table, up to `pfc_events_limit` rows.
+    pfc_events: Vec<crate::results::PfcRecord>,
+    pfc_events_limit: usize,
+    pfc_events_omitted: u64,
     node_ports: Vec<Vec<u32>>,
     ports: Vec<Port>,
     /// Link delay plus the receiving node's latency, per port.
@@ -305,6 +319,17 @@ impl Simulator {
             Event::PauseRx { port, quanta } => self.pause_rx(port, quanta),
             Event::PauseExpire { port, generation } => self.pause_expire(port, generation),
             Event::PauseRefresh { port, generation } => self.pause_refresh(port, generation),
+            Event::PfcRx {
+                port,
+                class,
+                quanta,
+            } => self.pfc_rx(port, class, quanta),
+            Event::PfcExpire {
+                port,
+                class,
+                generation,
+            } => self.pfc_expire(port, class, generation),
+            Event::PfcRefresh { port } => self.pfc_refresh(port),
             Event::SourceFire { source } => {
                 self.sources[source as usize].produce();
                 if self.source_transport(source) == Transport::Tcp {

@@ -12,9 +12,10 @@ use crate::engine::rng::{component_key, stream, Geometric};
 use crate::engine::EventQueue;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum};
-use crate::net::port::Port;
+use crate::net::port::{Port, PortClasses};
 use crate::net::rate_limiter::{Pacing, RateLimiter};
 use crate::net::routing::{adjacency, Routes};
+use crate::net::sched::SchedSpec;
 use crate::net::topology::NodeKind;
 use crate::results::{FlowCounters, QueueCounters, StabilityWatch};
 use crate::scenario::schema::SourceKind;
@@ -24,6 +25,9 @@ use crate::traffic::source::{Source, SourceParams};
 use crate::units::Time;
 use slab::Slab;
 use std::collections::VecDeque;
+
+/// Rows the PFC event table keeps; later events are counted, not listed.
+const PFC_EVENTS_LIMIT: usize = 1_000_000;
 
 impl Simulator {
     pub fn new(sc: &Scenario, seed: u64) -> Simulator {
@@ -46,6 +50,7 @@ impl Simulator {
                     buffer: s.buffer,
                     queue_limit: s.queue_limit,
                     pause: s.pause,
+                    pfc: s.pfc,
                 }),
                 NodeKind::Host(h) => {
                     let port = adj[n][0].0;
@@ -67,6 +72,21 @@ impl Simulator {
                     })
                 }
             });
+        }
+        let any_pfc = sc
+            .nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pfc.is_some()));
+        // Classes and PFC give every port its class queues; without them
+        // ports keep the single queue's fast path.
+        if sc.priorities.is_some() || any_pfc {
+            let sched = sc
+                .priorities
+                .as_ref()
+                .map_or(SchedSpec::strict(), |p| p.sched);
+            for p in &mut ports {
+                p.classes = Some(Box::new(PortClasses::new(&sched)));
+            }
         }
         let mut to_peer = Vec::with_capacity(ports.len());
         let mut pause_to_peer = Vec::with_capacity(ports.len());
@@ -162,6 +182,17 @@ impl Simulator {
                 .nodes
                 .iter()
                 .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pause.is_some())),
+            any_pfc,
+            n_classes: sc.priorities.as_ref().map_or(1, |p| p.classes),
+            flow_class: flow_specs
+                .iter()
+                .map(|f| sc.sources[f.source].priority)
+                .collect(),
+            ack_class: sc.priorities.as_ref().and_then(|p| p.acks),
+            notification_class: sc.priorities.as_ref().and_then(|p| p.notifications),
+            pfc_events: Vec::new(),
+            pfc_events_limit: PFC_EVENTS_LIMIT,
+            pfc_events_omitted: 0,
             roles,
             node_ports: adj
                 .iter()

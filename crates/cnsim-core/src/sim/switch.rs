@@ -3,6 +3,7 @@
 
 use super::{Role, Simulator};
 use crate::flowctl::pause::PauseSpec;
+use crate::flowctl::pfc::PfcSpec;
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
@@ -11,6 +12,7 @@ pub(super) struct SwitchState {
     pub(super) buffer: BufferModel,
     pub(super) queue_limit: Option<u64>,
     pub(super) pause: Option<PauseSpec>,
+    pub(super) pfc: Option<PfcSpec>,
 }
 
 impl Simulator {
@@ -33,7 +35,7 @@ impl Simulator {
         let out = self.routes.next_port(node, frame.dst_host, frame.flow);
         debug_assert_ne!(out, NO_ROUTE, "validated: every destination is reachable");
         if !frame.is_data() && self.is_expedited(frame.kind) {
-            frame.in_port = port;
+            frame.set_in_port(port);
             self.ports[out as usize].expedited.push_back(frame);
             self.try_start(out);
             return;
@@ -59,6 +61,9 @@ impl Simulator {
             if matches!(frame.kind, FrameKind::Data | FrameKind::Ack) {
                 q.drops_frames += 1;
                 q.drops_bytes += size;
+                if let Some(pc) = self.ports[out as usize].classes.as_deref_mut() {
+                    pc.dropped(frame.class(), size);
+                }
                 self.queue_drops.add(out as usize, now, 1);
                 self.frame_lost(&frame);
                 #[cfg(test)]
@@ -71,11 +76,10 @@ impl Simulator {
             }
             return;
         }
-        frame.in_port = port;
+        frame.set_in_port(port);
         let o = &mut self.ports[out as usize];
         let found = o.occupancy;
-        o.queue.push_back(frame);
-        o.occupancy += size;
+        o.enqueue(frame);
         #[cfg(test)]
         match self.fault {
             super::invariants::Fault::LoseOccupancy(p) if p == out => o.occupancy -= size,
@@ -91,7 +95,11 @@ impl Simulator {
         if sampled && !self.scheme.samples_dropped_frames() {
             self.congestion_point(node, port, out, &frame, found);
         }
-        self.ports[port as usize].input_occupancy += size;
+        let ip = &mut self.ports[port as usize];
+        ip.input_occupancy += size;
+        if ip.classes.is_some() {
+            self.ingress_changed(node, port, frame.class(), size as i64);
+        }
         self.check_admitted(node, port, out);
         let q = &mut self.queues[out as usize];
         q.max_occupancy = q.max_occupancy.max(occ);

@@ -69,7 +69,7 @@ fn notification_delay(expedite: bool) -> Time {
         flow: 0,
         size: 64,
         dst_host: h2.host_number,
-        in_port: 1,
+        tag: 1,
         cpid: 2,
         aux: Frame::pack_fb(-100),
         kind: FrameKind::Bcn,
@@ -102,7 +102,7 @@ fn notify(s: &mut Simulator, at: Time, kind: FrameKind, fb: i16, cpid: u32) {
         flow: 0,
         size: 64,
         dst_host: 0,
-        in_port: 0,
+        tag: 0,
         cpid,
         aux: Frame::pack_fb(fb as i32),
         kind,
@@ -417,10 +417,17 @@ fn poll_cancels_at_the_periodic_check() {
     let full = run_with(false).expect("a poll answering false lets the run finish");
     let polls = asked.swap(0, Ordering::Relaxed);
     assert!(polls >= 2, "a run long enough to be asked twice");
-    assert_eq!(polls, full.summary.events >> 16, "one poll per 65,536 events");
+    assert_eq!(
+        polls,
+        full.summary.events >> 16,
+        "one poll per 65,536 events"
+    );
     match run_with(true) {
         Err(RunError::Cancelled(t)) => assert!(t < Time::from_ms(50)),
-        other => panic!("expected a cancelled run, got {:?}", other.map(|r| r.summary.events)),
+        other => panic!(
+            "expected a cancelled run, got {:?}",
+            other.map(|r| r.summary.events)
+        ),
     }
     assert_eq!(asked.load(Ordering::Relaxed), 1);
 }

@@ -3,6 +3,7 @@
 
 use super::{event::Event, Role, Simulator};
 use crate::flowctl::pause::PAUSE_FRAME_BYTES;
+use crate::flowctl::pfc::PFC_FRAME_BYTES;
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::port::TxState;
 use crate::units::Time;
@@ -22,9 +23,10 @@ impl Simulator {
         self.start_idle(port);
     }
 
-    /// Start the next transmission on an idle port: PAUSE frames first (a
-    /// paused transmitter may still send them), then data unless paused.
-    /// Inlined where a port has just become idle (`tx_done`).
+    /// Start the next transmission on an idle port: PAUSE and PFC frames
+    /// first (a paused transmitter may still send them), then expedited
+    /// control frames and data unless paused: the whole port by PAUSE, a
+    /// class by PFC. Inlined where a port has just become idle (`tx_done`).
     #[inline(always)]
     pub(super) fn start_idle(&mut self, port: u32) {
         let now = self.now;
@@ -34,6 +36,15 @@ impl Simulator {
             let done = now + p.rate.tx_time(PAUSE_FRAME_BYTES);
             self.events.schedule(done, Event::TxDone { port });
             return;
+        }
+        if let Some(pc) = p.classes.as_deref_mut() {
+            if let Some(f) = pc.pfc_pending.take() {
+                pc.pfc_on_wire = f;
+                p.tx = TxState::Pfc;
+                let done = now + p.rate.tx_time(PFC_FRAME_BYTES);
+                self.events.schedule(done, Event::TxDone { port });
+                return;
+            }
         }
         #[allow(unused_mut)]
         let mut hold = p.pause.paused();
@@ -48,9 +59,9 @@ impl Simulator {
             p.tx = TxState::Expedited;
             let done = now + p.tx_time(now, f.size as u64);
             self.events.schedule(done, Event::TxDone { port });
-        } else if let Some(f) = p.queue.front() {
-            p.tx = TxState::Data;
-            let done = now + p.tx_time(now, f.size as u64);
+        } else if let Some((class, size)) = p.next_class() {
+            p.tx = TxState::Data(class);
+            let done = now + p.tx_time(now, size as u64);
             self.events.schedule(done, Event::TxDone { port });
         } else {
             return;
@@ -65,12 +76,11 @@ impl Simulator {
         self.frame_hops += 1;
         match tx {
             TxState::Pause(quanta) => self.pause_sent(port, quanta),
-            TxState::Data => {
-                let p = &mut self.ports[pi];
-                let frame = p.queue.pop_front().expect("a frame is on the wire");
-                self.check_dequeue(port, frame.size as u64);
-                let p = &mut self.ports[pi];
-                p.occupancy = p.occupancy.saturating_sub(frame.size as u64);
+            TxState::Pfc => self.pfc_sent(port),
+            TxState::Data(class) => {
+                let (frame, before) = self.ports[pi].dequeue(class);
+                self.check_dequeue(port, frame.size as u64, before);
+                let p = &self.ports[pi];
                 let occ = p.occupancy;
                 let node = p.node as usize;
                 self.queue_tx.add(pi, now, frame.size as u64);
@@ -79,9 +89,13 @@ impl Simulator {
                 self.send_on_link(port, frame);
                 match &self.roles[node] {
                     Role::Switch(_) => {
-                        let inp = &mut self.ports[frame.in_port as usize].input_occupancy;
-                        *inp = inp.saturating_sub(frame.size as u64);
-                        self.pause_check(node, port, frame.in_port);
+                        let inp = frame.in_port();
+                        let ip = &mut self.ports[inp as usize];
+                        ip.input_occupancy = ip.input_occupancy.saturating_sub(frame.size as u64);
+                        if ip.classes.is_some() {
+                            self.ingress_changed(node, inp, class, -(frame.size as i64));
+                        }
+                        self.pause_check(node, port, inp);
                     }
                     Role::Host(_) => self.host_dequeued(node),
                 }
@@ -111,7 +125,7 @@ impl Simulator {
     /// only cost time. (E2CM's destination measurement counts bytes when a
     /// probe arrives, so with it frames take the event.) A frame that would
     /// arrive after the end stays on the link.
-    #[inline]
+    #[inline(always)]
     pub(super) fn send_on_link(&mut self, port: u32, frame: Frame) {
         let pi = port as usize;
         let peer = self.ports[pi].peer;

@@ -1,0 +1,175 @@
+//! PFC in the running network: per-(ingress port, class) decisions at
+//! switches, sending and receiving PFC frames, and the class timers. The
+//! state machines are `flowctl::pfc`'s; this is where the engine applies
+//! them, as `sim::pause` does for 802.3x PAUSE.
+
+use super::{event::Event, switch::SwitchState, Role, Simulator};
+use crate::flowctl::pause::PauseEffect;
+use crate::flowctl::pfc::{classes, PfcFrame};
+use crate::results::{PfcDirection, PfcRecord};
+
+impl Simulator {
+    /// The bytes switch `node` holds from ingress (`inp`, `class`) changed
+    /// by `delta`: count them, and PFC may hold or release that class
+    /// upstream. Called only where ports have classes, out of line.
+    #[inline(never)]
+    pub(super) fn ingress_changed(&mut self, node: usize, inp: u32, class: u8, delta: i64) {
+        let pc = self.ports[inp as usize]
+            .classes
+            .as_deref_mut()
+            .expect("called with classes");
+        let held = &mut pc.ingress[class as usize];
+        *held = held
+            .checked_add_signed(delta)
+            .expect("no negative ingress bytes");
+        if self.any_pfc {
+            self.switch_pfc(node, inp, class);
+        }
+    }
+
+    fn switch_pfc(&mut self, node: usize, inp: u32, class: u8) {
+        let Role::Switch(SwitchState {
+            pfc: Some(spec), ..
+        }) = &self.roles[node]
+        else {
+            return;
+        };
+        if spec.classes & (1 << class) == 0 {
+            return;
+        }
+        let (xoff, xon) = (spec.xoff, spec.xon);
+        let pc = self.ports[inp as usize]
+            .classes
+            .as_deref_mut()
+            .expect("PFC ports have classes");
+        let s = &mut pc.pfc_sender;
+        let hold = s.should_pause(class, pc.ingress[class as usize], xoff, xon);
+        if hold == s.holding(class) {
+            return;
+        }
+        let want = (s.holding_mask() & !(1 << class)) | (u8::from(hold) << class);
+        if let Some(f) = s.decide(want) {
+            self.send_pfc(inp, f);
+        }
+    }
+
+    /// Queue a PFC frame on `port`; it joins one that has not left yet.
+    #[inline(never)]
+    fn send_pfc(&mut self, port: u32, f: PfcFrame) {
+        let pc = self.ports[port as usize]
+            .classes
+            .as_deref_mut()
+            .expect("PFC ports have classes");
+        pc.pfc_pending = Some(pc.pfc_pending.map_or(f, |p| p.merge(f)));
+        self.try_start(port);
+    }
+
+    /// The last bit of a PFC frame left `port`: each class it speaks for
+    /// takes effect at the peer after the link delay and the peer's
+    /// response time. Held classes are refreshed at half their pause time.
+    #[inline(never)]
+    pub(super) fn pfc_sent(&mut self, port: u32) {
+        let (now, pi) = (self.now, port as usize);
+        let peer = self.ports[pi].peer;
+        let rate = self.ports[pi].rate;
+        let node = self.ports[pi].node;
+        let pc = self.ports[pi]
+            .classes
+            .as_deref_mut()
+            .expect("PFC ports have classes");
+        let f = pc.pfc_on_wire;
+        let refresh_at = pc.pfc_sender.sent(now, &f, rate);
+        let at = now + self.pause_to_peer[pi];
+        for class in classes(f.enable) {
+            let quanta = f.quanta[class as usize];
+            self.events.schedule(
+                at,
+                Event::PfcRx {
+                    port: peer,
+                    class,
+                    quanta,
+                },
+            );
+            self.pfc_log(port, node, class, quanta, PfcDirection::Sent);
+            if quanta > 0 {
+                self.queue_xoff.add(pi, now, 1);
+            }
+        }
+        let refreshes = matches!(&self.roles[node as usize],
+            Role::Switch(SwitchState { pfc: Some(spec), .. }) if spec.refresh);
+        if let (Some(t), true) = (refresh_at, refreshes) {
+            self.events.schedule(t, Event::PfcRefresh { port });
+        }
+    }
+
+    /// A refresh timer: XOFF again for the held classes that are due.
+    #[inline(never)]
+    pub(super) fn pfc_refresh(&mut self, port: u32) {
+        let now = self.now;
+        let pc = self.ports[port as usize]
+            .classes
+            .as_deref_mut()
+            .expect("PFC ports have classes");
+        if let Some(f) = pc.pfc_sender.refresh(now) {
+            self.send_pfc(port, f);
+        }
+    }
+
+    /// A PFC frame's entry for `class` takes effect at `port`'s transmitter.
+    #[inline(never)]
+    pub(super) fn pfc_rx(&mut self, port: u32, class: u8, quanta: u16) {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        let (rate, node) = (p.rate, p.node);
+        let pc = p.classes.as_deref_mut().expect("PFC ports have classes");
+        let effect = pc
+            .pfc_receiver
+            .on_frame(now, &PfcFrame::one(class, quanta), rate)
+            .get(class);
+        self.pfc_log(port, node, class, quanta, PfcDirection::Received);
+        match effect {
+            Some(PauseEffect::HoldUntil(t, generation)) => {
+                self.events.schedule(
+                    t,
+                    Event::PfcExpire {
+                        port,
+                        class,
+                        generation,
+                    },
+                );
+            }
+            Some(PauseEffect::Resume) => self.try_start(port),
+            None => {}
+        }
+    }
+
+    /// The pause timer of `class` set with `generation` ran out.
+    #[inline(never)]
+    pub(super) fn pfc_expire(&mut self, port: u32, class: u8, generation: u32) {
+        let now = self.now;
+        let pc = self.ports[port as usize]
+            .classes
+            .as_deref_mut()
+            .expect("PFC ports have classes");
+        if pc.pfc_receiver.expire(class, generation, now) {
+            self.try_start(port);
+        }
+    }
+
+    /// One line of the PFC event table, while it has room.
+    #[inline(never)]
+    fn pfc_log(&mut self, port: u32, node: u32, class: u8, quanta: u16, direction: PfcDirection) {
+        if self.pfc_events.len() < self.pfc_events_limit {
+            self.pfc_events.push(PfcRecord {
+                time: self.now,
+                node,
+                port,
+                class,
+                quanta,
+                direction,
+            });
+        } else {
+            self.pfc_events_omitted += 1;
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! Traffic classes and PFC in the running network: 802.3x PAUSE is PFC's
+//! one-class case, a paused class stops while the others flow, a lossless
+//! class loses nothing, PFC frames take the wire and the link's delay, and
+//! the scheduler shares the port between classes.
+
+mod common;
+use cnsim_core::results::{ClassSummary, PfcDirection, RunResult};
+use common::{flow, load_str, queue, run, two_to_one};
+
+const TOP: &str = r#"
+duration = "10ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "1us"
+[defaults.host]
+response_time = "2us"
+"#;
+
+/// H1 and H2 into H3 at line rate each; SW's inputs have 150 KB each.
+fn two_to_one_with(top_extra: &str, switch_fc: &str, sources: &str) -> String {
+    let switch = format!(
+        "buffer = \"150KB\"\nbuffer_model = \"per_input\"\nresponse_time = \"2us\"\n{switch_fc}"
+    );
+    two_to_one(&format!("{TOP}{top_extra}"), &switch, sources)
+}
+
+const LINE_RATE_PAIR: &str = r#"
+[[sources]]
+host = "H1"
+to = "H3"
+load = 1.0
+[[sources]]
+host = "H2"
+to = "H3"
+load = 1.0
+"#;
+
+fn class_row<'a>(r: &'a RunResult, queue: &str, class: u8) -> &'a ClassSummary {
+    r.summary
+        .classes
+        .iter()
+        .find(|c| c.queue == queue && c.class == class)
+        .unwrap_or_else(|| panic!("no class row {queue} / {class}"))
+}
+
+#[test]
+fn pause_is_pfc_on_one_class_counter_for_counter() {
+    let thresholds = r#"xoff = "100KB", xon = "80KB""#;
+    let pause = run(
+        &load_str(&two_to_one_with(
+            "",
+            &format!("pause = {{ mode = \"per_input\", {thresholds} }}"),
+            LINE_RATE_PAIR,
+        )),
+        None,
+    );
+    let pfc = run(
+        &load_str(&two_to_one_with(
+            "",
+            &format!("pfc = {{ classes = [0], {thresholds} }}"),
+            LINE_RATE_PAIR,
+        )),
+        None,
+    );
+    assert!(pause.summary.totals.pause_frames_sent > 10, "PAUSE acted");
+    for name in ["H1", "H2"] {
+        let (a, b) = (
+            flow(&pause, &format!("{name}->H3")),
+            flow(&pfc, &format!("{name}->H3")),
+        );
+        assert_eq!(a.counters, b.counters, "flow {name}");
+    }
+    for name in ["SW->H1", "SW->H2", "SW->H3", "H1->SW", "H2->SW"] {
+        let (a, b) = (queue(&pause, name), queue(&pfc, name));
+        assert_eq!(
+            (a.drops_frames, a.max_occupancy_bytes, a.tx_bytes),
+            (b.drops_frames, b.max_occupancy_bytes, b.tx_bytes),
+            "queue {name}"
+        );
+        let c = class_row(&pfc, name, 0);
+        assert_eq!(c.pfc_xoff_sent, a.xoff_sent, "XOFFs sent by {name}");
+        assert_eq!(c.paused_time_s, a.paused_time_s, "paused time of {name}");
+    }
+    let (a, b) = (pause.summary.events, pfc.summary.events);
+    assert_eq!(a, b, "the same events, of other kinds");
+    assert_ne!(pause.summary.fingerprint, pfc.summary.fingerprint);
+    assert_eq!(pause.summary.totals.volume.dropped_frames, 0);
+}
+
+/// H1 sends in lossless class 3, H2 in lossy class 0, both at line rate
+/// into H3, whose port serves the two classes by DWRR with equal weights.
+fn lossless_beside_lossy() -> RunResult {
+    let priorities = r#"
+[priorities]
+classes = 4
+scheduler = "dwrr"
+weights = [1, 1, 1, 1]
+"#;
+    let sources = r#"
+[[sources]]
+host = "H1"
+to = "H3"
+load = 1.0
+priority = 3
+[[sources]]
+host = "H2"
+to = "H3"
+load = 1.0
+"#;
+    run(
+        &load_str(&two_to_one_with(
+            priorities,
+            r#"pfc = { classes = [3], xoff = "100KB", xon = "80KB" }"#,
+            sources,
+        )),
+        None,
+    )
+}
+
+#[test]
+fn a_paused_class_stops_while_the_other_flows_and_loses_nothing() {
+    let r = lossless_beside_lossy();
+    let (lossless, lossy) = (flow(&r, "H1->H3"), flow(&r, "H2->H3"));
+    assert_eq!(
+        lossless.counters.volume.dropped_frames, 0,
+        "PFC class 3 is lossless"
+    );
+    assert!(
+        lossy.counters.volume.dropped_frames > 1000,
+        "class 0 overflows its input"
+    );
+    // DWRR with equal weights: each class gets half of SW->H3.
+    let (a, b) = (
+        lossless.counters.volume.delivered_bytes as f64,
+        lossy.counters.volume.delivered_bytes as f64,
+    );
+    assert!((a / b - 1.0).abs() < 0.01, "delivered {a} and {b} bytes");
+    // SW held H1's class 3, and only that: H1's transmitter paused class 3
+    // about half the time (it offers twice its share); class 0 never.
+    let held = class_row(&r, "H1->SW", 3);
+    assert!(
+        (0.3..0.7).contains(&held.paused_fraction),
+        "class 3 paused {}",
+        held.paused_fraction
+    );
+    assert_eq!(class_row(&r, "H2->SW", 0).paused_time_s, 0.0);
+    assert!(class_row(&r, "SW->H1", 3).pfc_xoff_sent > 0);
+    assert_eq!(class_row(&r, "SW->H2", 0).pfc_xoff_sent, 0);
+    // The per-class rows add up to the queue's.
+    let q = queue(&r, "SW->H3");
+    let rows: Vec<_> = (0..4).map(|c| class_row(&r, "SW->H3", c)).collect();
+    assert_eq!(rows.iter().map(|c| c.tx_bytes).sum::<u64>(), q.tx_bytes);
+    assert_eq!(
+        rows.iter().map(|c| c.drops_frames).sum::<u64>(),
+        q.drops_frames
+    );
+}
+
+#[test]
+fn a_pfc_frame_takes_effect_a_link_delay_and_a_response_time_after_it_left() {
+    let r = lossless_beside_lossy();
+    let events = &r.pfc_events;
+    assert!(!events.is_empty());
+    // Link 0 is H1--SW: port 0 is H1's end, port 1 the switch's.
+    let sw_to_h1 = 1;
+    let sent: Vec<_> = events
+        .iter()
+        .filter(|e| e.direction == PfcDirection::Sent && e.port == sw_to_h1)
+        .collect();
+    let received: Vec<_> = events
+        .iter()
+        .filter(|e| e.direction == PfcDirection::Received)
+        .collect();
+    assert_eq!(sent.len(), received.len(), "every frame sent arrived");
+    for (s, rcv) in sent.iter().zip(&received) {
+        assert_eq!(rcv.port, 0, "H1's transmitter");
+        assert_eq!((rcv.class, rcv.quanta), (s.class, s.quanta));
+        // 1 us of cable and H1's 2 us response time.
+        assert_eq!((rcv.time - s.time).0, 3_000_000, "ps");
+    }
+    assert_eq!(sent[0].quanta, 0xFFFF, "the first is an XOFF");
+    assert!(sent.iter().any(|e| e.quanta == 0), "and an XON follows");
+    assert_eq!(
+        r.summary.pfc.as_ref().expect("PFC totals").events,
+        events.len() as u64
+    );
+}
+
+#[test]
+fn strict_priority_serves_the_high_class_first() {
+    let priorities = "[priorities]\nclasses = 2\n";
+    let sources = r#"
+[[sources]]
+host = "H1"
+to = "H3"
+load = 0.6
+priority = 1
+[[sources]]
+host = "H2"
+to = "H3"
+load = 0.6
+"#;
+    let r = run(&load_str(&two_to_one_with(priorities, "", sources)), None);
+    let (high, low) = (flow(&r, "H1->H3"), flow(&r, "H2->H3"));
+    assert_eq!(
+        high.counters.volume.dropped_frames, 0,
+        "class 1 never waits for long"
+    );
+    let high_rate = high.counters.volume.delivered_bytes as f64 * 8.0 / 0.01;
+    let low_rate = low.counters.volume.delivered_bytes as f64 * 8.0 / 0.01;
+    assert!(
+        (5.7e9..6.1e9).contains(&high_rate),
+        "class 1 at {high_rate}"
+    );
+    assert!(
+        (3.8e9..4.2e9).contains(&low_rate),
+        "class 0 takes the rest: {low_rate}"
+    );
+    assert!(class_row(&r, "SW->H3", 1).max_occupancy_bytes < 10_000);
+}
+
+#[test]
+fn classes_that_do_not_exist_are_refused_with_their_location() {
+    let err = |top: &str, switch: &str, sources: &str| {
+        cnsim_core::scenario::load(
+            &two_to_one_with(top, switch, sources),
+            "t.toml",
+            cnsim_core::scenario::Format::Toml,
+            &[],
+        )
+        .expect_err("refused")
+        .to_string()
+    };
+    let one = "[[sources]]\nhost = \"H1\"\nto = \"H3\"\nload = 0.5\npriority = 2\n";
+    let e = err("", "", one);
+    assert!(
+        e.contains("sources[0].priority") && e.contains("found 2"),
+        "{e}"
+    );
+    assert!(e.contains("[priorities] classes"), "{e}");
+    let e = err(
+        "[priorities]\nclasses = 2\n",
+        r#"pfc = { classes = [3], xoff = "100KB", xon = "80KB" }"#,
+        LINE_RATE_PAIR,
+    );
+    assert!(
+        e.contains("switches[0].pfc.classes") && e.contains("found 3"),
+        "{e}"
+    );
+    let e = err(
+        "",
+        "pause = { xoff = \"100KB\", xon = \"80KB\", mode = \"per_input\" }\npfc = { classes = [0], xoff = \"100KB\", xon = \"80KB\" }",
+        LINE_RATE_PAIR,
+    );
+    assert!(e.contains("PAUSE or PFC, not both"), "{e}");
+    let e = err("[priorities]\nclasses = 9\n", "", LINE_RATE_PAIR);
+    assert!(
+        e.contains("priorities.classes") && e.contains("1 to 8"),
+        "{e}"
+    );
+    let e = err(
+        "[priorities]\nclasses = 2\nscheduler = \"dwrr\"\nweights = [1]\n",
+        "",
+        LINE_RATE_PAIR,
+    );
+    assert!(e.contains("one weight per class (2), found 1"), "{e}");
+}
