@@ -93,7 +93,8 @@ class Result:
         ``[priorities]`` or PFC: queue, class, tx_bytes, drops_frames,
         drops_bytes, max_occupancy_bytes, paused_time_s and paused_fraction
         (the class held by PFC at that transmitter), pfc_xoff_sent and
-        pfc_xon_sent (PFC frames this port sent upstream for the class).
+        pfc_xon_sent (PFC frames this port sent upstream for the class),
+        ecn_marked (frames of the class this queue marked CE).
         Empty otherwise.
     pfc_events : DataFrame
         One row per class of each PFC frame at each end, in time order:
@@ -428,6 +429,7 @@ _CLASS_COLUMNS = {
     "paused_fraction": np.float64,
     "pfc_xoff_sent": np.int64,
     "pfc_xon_sent": np.int64,
+    "ecn_marked": np.int64,
 }
 _PFC_EVENT_COLUMNS = {
     "time_s": np.float64,

@@ -352,6 +352,8 @@ pub struct ClassSummary {
     /// PFC frames this port sent upstream with XOFF / XON for the class.
     pub pfc_xoff_sent: u64,
     pub pfc_xon_sent: u64,
+    /// Frames of the class this queue marked CE (ECN).
+    pub ecn_marked: u64,
 }
 
 /// PFC over the whole run.

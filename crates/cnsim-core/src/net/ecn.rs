@@ -56,7 +56,7 @@ impl Ecn {
 }
 
 /// When a frame's queue is compared with the marking rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MarkAt {
     /// As the frame joins the queue, on the bytes ahead of it (the
@@ -85,6 +85,15 @@ pub enum EcnRule {
 pub struct EcnSpec {
     pub rule: EcnRule,
     pub at: MarkAt,
+}
+
+/// A switch's ECN marking (`ecn` of a switch): the rule, on the output
+/// queues of these classes.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SwitchEcn {
+    pub spec: EcnSpec,
+    /// Bit n: class n's queues mark.
+    pub classes: u8,
 }
 
 impl EcnSpec {

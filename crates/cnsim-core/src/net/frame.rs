@@ -70,6 +70,12 @@ impl Frame {
         port | (class as u32) << CLASS_SHIFT
     }
 
+    /// `tag` with the ECN codepoint `ecn`.
+    #[inline]
+    pub const fn tag_ecn(port: u32, class: u8, ecn: Ecn) -> u32 {
+        Self::tag(port, class) | (ecn as u32) << ECN_SHIFT
+    }
+
     /// The port the frame arrived on at the switch holding it.
     #[inline]
     pub fn in_port(&self) -> u32 {

@@ -93,6 +93,8 @@ pub struct ClassStats {
     pub drops_frames: u64,
     pub drops_bytes: u64,
     pub max_occupancy: u64,
+    /// Frames this queue marked CE.
+    pub ecn_marked: u64,
 }
 
 impl PortClasses {

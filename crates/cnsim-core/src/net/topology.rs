@@ -49,6 +49,8 @@ pub struct SwitchSpec {
     pub pause: Option<PauseSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<crate::flowctl::pfc::PfcSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<crate::net::ecn::SwitchEcn>,
     /// Output queues are congestion points (when a scheme is configured).
     pub congestion_point: bool,
 }

@@ -409,6 +409,12 @@ impl<'a> Builder<'a> {
                     return Err(self.err(&e.path.key("pfc").key("classes"), beyond(c)));
                 }
             }
+            // Without a list, ECN marks every class there is.
+            if let Some(ecn) = sw.ecn.filter(|e| e.classes != u8::MAX) {
+                if let Some(c) = crate::flowctl::pfc::classes(ecn.classes).find(|&c| c >= classes) {
+                    return Err(self.err(&e.path.key("ecn").key("classes"), beyond(c)));
+                }
+            }
         }
         Ok(())
     }

@@ -4,9 +4,10 @@
 
 use super::build::Builder;
 use super::error::{FieldPath, ScenarioError};
-use super::schema::{RawPfc, RawPriorities, SchedulerKind};
+use super::schema::{EcnRuleKind, RawEcn, RawPfc, RawPriorities, SchedulerKind};
 use super::spec::PrioritySpec;
 use crate::flowctl::pfc::{PfcSpec, PFC_CLASSES};
+use crate::net::ecn::{EcnRule, EcnSpec, MarkAt, SwitchEcn};
 use crate::net::sched::{ClassSched, SchedSpec};
 use crate::units::Bytes;
 
@@ -105,6 +106,92 @@ impl Builder<'_> {
         })
     }
 
+    /// A switch's `ecn` table at `ep`.
+    pub(super) fn ecn(&self, raw: &RawEcn, ep: &FieldPath) -> Result<SwitchEcn, ScenarioError> {
+        let rule = raw
+            .rule
+            .ok_or_else(|| self.err(ep, "missing field 'rule' (\"red\" or \"step\")"))?;
+        let size = |v: &Option<String>, key: &str| -> Result<Bytes, ScenarioError> {
+            let s = v.as_ref().ok_or_else(|| {
+                self.err(
+                    ep,
+                    format!("missing field '{key}' (required with this rule)"),
+                )
+            })?;
+            Ok(Bytes(self.size(s, &ep.key(key))?))
+        };
+        let not_with = |given: bool, key: &str| {
+            if given {
+                Err(self.err(&ep.key(key), "not a parameter of this rule"))
+            } else {
+                Ok(())
+            }
+        };
+        let rule = match rule {
+            EcnRuleKind::Red => {
+                not_with(raw.k.is_some(), "k")?;
+                let (kmin, kmax) = (size(&raw.kmin, "kmin")?, size(&raw.kmax, "kmax")?);
+                let pmax = raw.pmax.ok_or_else(|| {
+                    self.err(ep, "missing field 'pmax' (required with rule = \"red\")")
+                })?;
+                if !(pmax > 0.0 && pmax <= 1.0) {
+                    return Err(self.err(
+                        &ep.key("pmax"),
+                        format!("expected a probability in (0, 1], found {pmax}"),
+                    ));
+                }
+                if kmin > kmax {
+                    return Err(self.err(
+                        &ep.key("kmax"),
+                        format!("expected kmax at least kmin ({kmin}), found {kmax}"),
+                    ));
+                }
+                EcnRule::Red { kmin, kmax, pmax }
+            }
+            EcnRuleKind::Step => {
+                for (given, key) in [
+                    (raw.kmin.is_some(), "kmin"),
+                    (raw.kmax.is_some(), "kmax"),
+                    (raw.pmax.is_some(), "pmax"),
+                ] {
+                    not_with(given, key)?;
+                }
+                EcnRule::Step {
+                    k: size(&raw.k, "k")?,
+                }
+            }
+        };
+        let classes = match &raw.classes {
+            None => u8::MAX,
+            Some(list) => self.class_mask(list, &ep.key("classes"))?,
+        };
+        Ok(SwitchEcn {
+            spec: EcnSpec {
+                rule,
+                at: raw.at.unwrap_or(MarkAt::Enqueue),
+            },
+            classes,
+        })
+    }
+
+    /// A list of classes as a mask; each below 8 and the list not empty.
+    fn class_mask(&self, list: &[u8], path: &FieldPath) -> Result<u8, ScenarioError> {
+        if list.is_empty() {
+            return Err(self.err(path, "expected at least one class, found none"));
+        }
+        let mut mask = 0u8;
+        for (i, &c) in list.iter().enumerate() {
+            if c as usize >= PFC_CLASSES {
+                return Err(self.err(
+                    &path.index(i),
+                    format!("expected a class from 0 to {}, found {c}", PFC_CLASSES - 1),
+                ));
+            }
+            mask |= 1 << c;
+        }
+        Ok(mask)
+    }
+
     /// A switch's `pfc` table at `pp`.
     pub(super) fn pfc(&self, raw: &RawPfc, pp: &FieldPath) -> Result<PfcSpec, ScenarioError> {
         let list = raw.classes.as_ref().ok_or_else(|| {
@@ -113,22 +200,7 @@ impl Builder<'_> {
                 "missing field 'classes' (the lossless classes, e.g. classes = [3])",
             )
         })?;
-        if list.is_empty() {
-            return Err(self.err(
-                &pp.key("classes"),
-                "expected at least one lossless class, found none",
-            ));
-        }
-        let mut classes = 0u8;
-        for (i, &c) in list.iter().enumerate() {
-            if c as usize >= PFC_CLASSES {
-                return Err(self.err(
-                    &pp.key("classes").index(i),
-                    format!("expected a class from 0 to {}, found {c}", PFC_CLASSES - 1),
-                ));
-            }
-            classes |= 1 << c;
-        }
+        let classes = self.class_mask(list, &pp.key("classes"))?;
         let xoff = raw
             .xoff
             .as_ref()

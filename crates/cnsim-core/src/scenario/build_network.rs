@@ -145,6 +145,10 @@ impl Builder<'_> {
             None => None,
             Some((raw, pp)) => Some(self.pfc(raw, &pp)?),
         };
+        let ecn = match pick(&sw.ecn, p.key("ecn"), d.map(|d| &d.ecn), dp.key("ecn")) {
+            None => None,
+            Some((raw, ep)) => Some(self.ecn(raw, &ep)?),
+        };
         if pfc.is_some() && pause.is_some() {
             return Err(self.err(
                 &p.key("pfc"),
@@ -165,6 +169,7 @@ impl Builder<'_> {
             queue_limit,
             pause,
             pfc,
+            ecn,
             congestion_point,
         })
     }

@@ -243,6 +243,8 @@ impl Builder<'_> {
                 }
                 Some((&c, _)) => c,
             };
+            let ecn = pick(&s.ecn, p.key("ecn"), d.map(|d| &d.ecn), dp.key("ecn"))
+                .is_some_and(|(v, _)| *v);
             let single = (dsts.len() == 1).then(|| nodes[dsts[0]].name.as_str());
             let name = match &s.name {
                 Some(n) => {
@@ -278,6 +280,7 @@ impl Builder<'_> {
                 stop,
                 slot_offset,
                 priority,
+                ecn,
             });
         }
         Ok(out)

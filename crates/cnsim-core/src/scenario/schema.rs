@@ -79,6 +79,28 @@ pub enum SchedulerKind {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct RawEcn {
+    /// "red" (Kmin, Kmax, Pmax) or "step" (K).
+    pub rule: Option<EcnRuleKind>,
+    pub kmin: Option<String>,
+    pub kmax: Option<String>,
+    pub pmax: Option<f64>,
+    pub k: Option<String>,
+    /// "enqueue" (default) or "dequeue".
+    pub at: Option<crate::net::ecn::MarkAt>,
+    /// Classes whose queues mark (default: every class).
+    pub classes: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnRuleKind {
+    Red,
+    Step,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RawPfc {
     /// Lossless classes: PFC acts on these.
     pub classes: Option<Vec<u8>>,
@@ -211,6 +233,8 @@ pub struct RawSwitch {
     pub pause: Option<RawPause>,
     /// Priority-based flow control (802.1Qbb) per ingress (port, class).
     pub pfc: Option<RawPfc>,
+    /// ECN marking on the output queues.
+    pub ecn: Option<RawEcn>,
     /// Whether this switch's output queues act as congestion points when a
     /// congestion-notification scheme is configured (default true).
     pub congestion_point: Option<bool>,
@@ -290,6 +314,8 @@ pub struct RawSource {
     pub slot_offset: Option<String>,
     /// Traffic class of the source's frames (default 0).
     pub priority: Option<u8>,
+    /// The source's frames are ECN-capable (ECT(0)).
+    pub ecn: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -59,6 +59,9 @@ pub struct SourceSpec {
     /// Traffic class of its frames.
     #[serde(skip_serializing_if = "is_zero")]
     pub priority: u8,
+    /// Its frames are ECN-capable.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 fn is_zero(v: &u8) -> bool {

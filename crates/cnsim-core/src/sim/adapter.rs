@@ -158,12 +158,13 @@ impl Simulator {
             if first && self.scheme.probes_at_flow_start() {
                 self.probe_at_flow_start(flow);
             }
+            let tag = self.data_tag(port, flow);
             let seq = &mut self.next_seq[flow as usize];
             let frame = Frame {
                 created: now,
                 flow,
                 dst_host,
-                tag: Frame::tag(port, self.flow_class[flow as usize]),
+                tag,
                 cpid: NO_CP,
                 aux: *seq,
                 size: size as u16,

@@ -131,6 +131,7 @@ impl Simulator {
                     paused_fraction: paused.as_secs_f64() / end.as_secs_f64(),
                     pfc_xoff_sent: pc.pfc_sender.xoff_sent[class as usize],
                     pfc_xon_sent: pc.pfc_sender.xon_sent[class as usize],
+                    ecn_marked: st.ecn_marked,
                 });
             }
         }

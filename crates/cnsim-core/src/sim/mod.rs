@@ -116,6 +116,10 @@ pub struct Simulator {
     any_pause: bool,
     /// Some switch sends PFC: without, the per-frame PFC checks are skipped.
     any_pfc: bool,
+    /// Some switch marks ECN.
+    any_ecn: bool,
+    /// Per flow: its data frames are ECN-capable.
+    flow_ect: Vec<bool>,
     /// Traffic classes on every port (1 without `[priorities]`).
     n_classes: u8,
     /// Per flow: the class of its data frames.

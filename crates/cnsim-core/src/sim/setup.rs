@@ -51,6 +51,9 @@ impl Simulator {
                     queue_limit: s.queue_limit,
                     pause: s.pause,
                     pfc: s.pfc,
+                    ecn: s
+                        .ecn
+                        .map(|e| (e, stream(seed, component_key("ecn", &node.name)))),
                 }),
                 NodeKind::Host(h) => {
                     let port = adj[n][0].0;
@@ -79,7 +82,11 @@ impl Simulator {
             .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pfc.is_some()));
         // Classes and PFC give every port its class queues; without them
         // ports keep the single queue's fast path.
-        if sc.priorities.is_some() || any_pfc {
+        let any_ecn = sc
+            .nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.ecn.is_some()));
+        if sc.priorities.is_some() || any_pfc || any_ecn {
             let sched = sc
                 .priorities
                 .as_ref()
@@ -183,6 +190,11 @@ impl Simulator {
                 .iter()
                 .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pause.is_some())),
             any_pfc,
+            any_ecn,
+            flow_ect: flow_specs
+                .iter()
+                .map(|f| sc.sources[f.source].ecn)
+                .collect(),
             n_classes: sc.priorities.as_ref().map_or(1, |p| p.classes),
             flow_class: flow_specs
                 .iter()

@@ -2,17 +2,22 @@
 //! admitted into its output queue (or dropped).
 
 use super::{Role, Simulator};
+use crate::engine::rng::Stream;
 use crate::flowctl::pause::PauseSpec;
 use crate::flowctl::pfc::PfcSpec;
+use crate::net::ecn::{Ecn, MarkAt, SwitchEcn};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
+use crate::units::Bytes;
 
 pub(super) struct SwitchState {
     pub(super) buffer: BufferModel,
     pub(super) queue_limit: Option<u64>,
     pub(super) pause: Option<PauseSpec>,
     pub(super) pfc: Option<PfcSpec>,
+    /// ECN marking on the output queues, with the switch's own stream.
+    pub(super) ecn: Option<(SwitchEcn, Stream)>,
 }
 
 impl Simulator {
@@ -105,7 +110,60 @@ impl Simulator {
         q.max_occupancy = q.max_occupancy.max(occ);
         self.occupancy_changed(out as usize, occ);
         self.pause_check(node, out, port);
+        if self.any_ecn {
+            self.ecn_mark(node, out, frame.class(), MarkAt::Enqueue, None);
+        }
         self.try_start(out);
+    }
+
+    /// ECN at output `out` of switch `node` for a frame of `class`: at
+    /// enqueue the frame is the class queue's tail and the queue ahead of
+    /// it is what it found; at dequeue it is `leaving`, and the queue is
+    /// what stays behind it. An ECN-capable frame the rule picks becomes CE.
+    #[inline(never)]
+    pub(super) fn ecn_mark(
+        &mut self,
+        node: usize,
+        out: u32,
+        class: u8,
+        at: MarkAt,
+        leaving: Option<&mut Frame>,
+    ) {
+        let Role::Switch(SwitchState {
+            ecn: Some((cfg, rng)),
+            ..
+        }) = &mut self.roles[node]
+        else {
+            return;
+        };
+        if cfg.spec.at != at || cfg.classes & (1 << class) == 0 {
+            return;
+        }
+        let p = &mut self.ports[out as usize];
+        let queued = p
+            .classes
+            .as_deref()
+            .expect("ECN ports have classes")
+            .occupancy[class as usize];
+        let (frame, queue) = match leaving {
+            Some(f) => (f, queued),
+            None => {
+                let f = p
+                    .class_queue(class)
+                    .back_mut()
+                    .expect("the frame just queued");
+                let size = f.size as u64;
+                (f, queued - size)
+            }
+        };
+        if frame.ecn().is_ect() && cfg.spec.should_mark(Bytes(queue), rng) {
+            frame.set_ecn(frame.ecn().mark());
+            let pc = self.ports[out as usize]
+                .classes
+                .as_deref_mut()
+                .expect("ECN ports have classes");
+            pc.stats[class as usize].ecn_marked += 1;
+        }
     }
 
     /// A data frame or an ACK was dropped in the network: a UDP frame
@@ -118,6 +176,19 @@ impl Simulator {
             _ if self.is_tcp(frame.flow) => self.flows[f].segments_dropped += 1,
             _ => self.flows[f].volume.drop_frame(frame.size as u64),
         }
+    }
+
+    /// The tag of a data frame of `flow` leaving its source on `port`: the
+    /// flow's class, ECT(0) if the flow is ECN-capable.
+    #[inline]
+    pub(super) fn data_tag(&self, port: u32, flow: u32) -> u32 {
+        let f = flow as usize;
+        let ecn = if self.flow_ect[f] {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        };
+        Frame::tag_ecn(port, self.flow_class[f], ecn)
     }
 
     /// Control frames of this kind travel in the expedited class.

@@ -103,7 +103,7 @@ impl Simulator {
                 created: now,
                 flow,
                 dst_host: self.flow_dst_host[f],
-                tag: Frame::tag(port, self.flow_class[f]),
+                tag: self.data_tag(port, flow),
                 cpid: NO_CP,
                 aux: Frame::pack_wire_seq(seg.seq),
                 size: size as u16,

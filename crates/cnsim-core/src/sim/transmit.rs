@@ -4,6 +4,7 @@
 use super::{event::Event, Role, Simulator};
 use crate::flowctl::pause::PAUSE_FRAME_BYTES;
 use crate::flowctl::pfc::PFC_FRAME_BYTES;
+use crate::net::ecn::MarkAt;
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::port::TxState;
 use crate::units::Time;
@@ -78,7 +79,8 @@ impl Simulator {
             TxState::Pause(quanta) => self.pause_sent(port, quanta),
             TxState::Pfc => self.pfc_sent(port),
             TxState::Data(class) => {
-                let (frame, before) = self.ports[pi].dequeue(class);
+                #[allow(unused_mut)]
+                let (mut frame, before) = self.ports[pi].dequeue(class);
                 self.check_dequeue(port, frame.size as u64, before);
                 let p = &self.ports[pi];
                 let occ = p.occupancy;
@@ -86,6 +88,9 @@ impl Simulator {
                 self.queue_tx.add(pi, now, frame.size as u64);
                 self.queues[pi].tx_bytes += frame.size as u64;
                 self.occupancy_changed(pi, occ);
+                if self.any_ecn {
+                    self.ecn_mark(node, port, class, MarkAt::Dequeue, Some(&mut frame));
+                }
                 self.send_on_link(port, frame);
                 match &self.roles[node] {
                     Role::Switch(_) => {

@@ -1,7 +1,8 @@
-//! Traffic classes and PFC in the running network: 802.3x PAUSE is PFC's
-//! one-class case, a paused class stops while the others flow, a lossless
-//! class loses nothing, PFC frames take the wire and the link's delay, and
-//! the scheduler shares the port between classes.
+//! Traffic classes, PFC and ECN marking in the running network: 802.3x
+//! PAUSE is PFC's one-class case, a paused class stops while the others
+//! flow, a lossless class loses nothing, PFC frames take the wire and the
+//! link's delay, the scheduler shares the port between classes, and ECN
+//! marks only ECN-capable frames, by its rule, changing nothing else.
 
 mod common;
 use cnsim_core::results::{ClassSummary, PfcDirection, RunResult};
@@ -264,4 +265,94 @@ fn classes_that_do_not_exist_are_refused_with_their_location() {
         LINE_RATE_PAIR,
     );
     assert!(e.contains("one weight per class (2), found 1"), "{e}");
+}
+
+/// H1 (ECN-capable or not) and H2 (never) into H3, SW->H3 marking with
+/// `ecn`; `load` each.
+fn marking(ecn: &str, h1_ect: bool, load: f64) -> RunResult {
+    let sources = format!(
+        "[[sources]]\nhost = \"H1\"\nto = \"H3\"\nload = {load}\necn = {h1_ect}\n\
+         [[sources]]\nhost = \"H2\"\nto = \"H3\"\nload = {load}\n"
+    );
+    let switch = if ecn.is_empty() {
+        String::new()
+    } else {
+        format!("ecn = {{ {ecn} }}")
+    };
+    let text = two_to_one(TOP, &format!("buffer = \"150KB\"\n{switch}"), &sources);
+    run(&load_str(&text), None)
+}
+
+const STEP: &str = r#"rule = "step", k = "30KB""#;
+
+#[test]
+fn marking_alone_changes_nothing_else_and_leaves_not_ect_frames_alone() {
+    let plain = marking("", true, 0.8);
+    let marked = marking(STEP, true, 0.8);
+    let untouched = marking(STEP, false, 0.8);
+    for r in [&marked, &untouched] {
+        for name in ["H1->H3", "H2->H3"] {
+            assert_eq!(
+                flow(r, name).counters,
+                flow(&plain, name).counters,
+                "{name}"
+            );
+        }
+        assert_eq!(
+            queue(r, "SW->H3").drops_frames,
+            queue(&plain, "SW->H3").drops_frames
+        );
+    }
+    assert!(
+        queue(&plain, "SW->H3").max_occupancy_bytes > 100_000,
+        "the queue fills"
+    );
+    assert_eq!(
+        class_row(&untouched, "SW->H3", 0).ecn_marked,
+        0,
+        "no ECT frame"
+    );
+    let marks = class_row(&marked, "SW->H3", 0).ecn_marked;
+    // The queue sits near the 150 KB buffer, above K, for most of the run:
+    // nearly every one of H1's frames that got in is marked.
+    let h1_frames = flow(&marked, "H1->H3").counters.volume.delivered_frames;
+    assert!(
+        marks as f64 > 0.9 * h1_frames as f64 && marks <= h1_frames + 200,
+        "{marks} marks, {h1_frames} frames of H1 delivered"
+    );
+}
+
+#[test]
+fn a_queue_below_the_threshold_marks_nothing() {
+    let r = marking(STEP, true, 0.3);
+    assert!(queue(&r, "SW->H3").max_occupancy_bytes <= 30_000);
+    assert_eq!(class_row(&r, "SW->H3", 0).ecn_marked, 0);
+}
+
+#[test]
+fn red_above_kmax_marks_everything_and_its_draws_are_the_switch_s_own() {
+    // The queue stays above Kmax once full: every ECT frame at dequeue.
+    let red = r#"rule = "red", kmin = "5KB", kmax = "20KB", pmax = 0.2, at = "dequeue""#;
+    let a = marking(red, true, 0.8);
+    let b = marking(red, true, 0.8);
+    assert_eq!(a.summary.fingerprint, b.summary.fingerprint);
+    let marks = class_row(&a, "SW->H3", 0).ecn_marked;
+    let h1 = flow(&a, "H1->H3").counters.volume.delivered_frames;
+    assert!(marks as f64 > 0.9 * h1 as f64, "{marks} of {h1}");
+    let e = cnsim_core::scenario::load(
+        &two_to_one(
+            TOP,
+            "ecn = { rule = \"red\", kmin = \"50KB\", kmax = \"20KB\", pmax = 0.1 }",
+            "",
+        ),
+        "t.toml",
+        cnsim_core::scenario::Format::Toml,
+        &[],
+    )
+    .expect_err("refused")
+    .to_string();
+    assert!(
+        e.contains("switches[0].ecn.kmax") && e.contains("at least kmin"),
+        "{e}"
+    );
 }
