@@ -333,6 +333,9 @@ pub struct Summary {
     /// With PFC on some switch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<PfcTotals>,
+    /// One per shared-buffer switch.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub buffers: Vec<BufferSummary>,
 }
 
 /// One (output queue, traffic class) of a run with several classes or PFC.
@@ -354,6 +357,22 @@ pub struct ClassSummary {
     pub pfc_xon_sent: u64,
     /// Frames of the class this queue marked CE (ECN).
     pub ecn_marked: u64,
+}
+
+/// A shared-buffer switch's MMU over the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct BufferSummary {
+    pub switch: String,
+    pub buffer_bytes: u64,
+    /// The shared pool: the buffer less every reserve and headroom.
+    pub shared_pool_bytes: u64,
+    /// Headroom set aside, over every (port, lossless class).
+    pub headroom_bytes: u64,
+    pub max_shared_used_bytes: u64,
+    pub max_headroom_used_bytes: u64,
+    /// Lossless frames dropped because their headroom was full (PFC acted
+    /// too late; zero with the headroom cnsim computes).
+    pub headroom_overflows: u64,
 }
 
 /// PFC over the whole run.
@@ -487,6 +506,7 @@ impl RunResult {
         stability: Option<StabilityWatch>,
         classes: Vec<ClassSummary>,
         pfc: Option<(PfcTotals, Vec<PfcRecord>)>,
+        buffers: Vec<BufferSummary>,
     ) -> RunResult {
         let names = sc.queue_names();
         let flow_specs = sc.flows();
@@ -625,6 +645,7 @@ impl RunResult {
             }),
             classes,
             pfc: pfc.as_ref().map(|(t, _)| t.clone()),
+            buffers,
         };
         RunResult {
             summary,

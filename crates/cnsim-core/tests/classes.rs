@@ -356,3 +356,124 @@ fn red_above_kmax_marks_everything_and_its_draws_are_the_switch_s_own() {
         "{e}"
     );
 }
+
+/// SW with a shared buffer (`mmu` extra keys) between H1, H2 and H3 on
+/// 100 Gb/s links of 100 m (0.5 us); hosts respond to PFC in 1 us.
+fn shared_switch(buffer: &str, switch_extra: &str, sources: &str) -> String {
+    let top = r#"
+duration = "2ms"
+[defaults.link]
+rate = "100Gbps"
+delay = "0.5us"
+[defaults.host]
+response_time = "1us"
+"#;
+    let switch = format!("buffer_model = \"shared\"\nbuffer = \"{buffer}\"\n{switch_extra}");
+    two_to_one(top, &switch, sources)
+}
+
+const JUMBO: &str = "[[sources]]\nhost = \"H1\"\nto = \"H3\"\nload = 0.5\nframe = \"9000B\"\n";
+
+#[test]
+fn headroom_is_computed_per_port_from_the_link_and_a_short_one_is_refused() {
+    let sc = load_str(&shared_switch("4MB", "pfc = { classes = [0] }", JUMBO));
+    let cnsim_core::net::topology::NodeKind::Switch(sw) = &sc.nodes[0].kind else {
+        panic!("SW first")
+    };
+    let shared = sw.shared.as_ref().expect("a shared buffer");
+    // 2 × 0.5 us × 100 Gb/s = 12,500 B of cable, 2 × 9,000 B of frames,
+    // the 64 B XOFF, 1 us × 100 Gb/s = 12,500 B of response, and the
+    // 9,000 B frame admitted into headroom before XOFF is decided.
+    let expected = 12_500 + 18_000 + 64 + 12_500 + 9_000;
+    assert_eq!(
+        shared.headroom.iter().map(|h| h.0).collect::<Vec<_>>(),
+        vec![expected; 3]
+    );
+    assert_eq!(shared.reserve.0, 9_000, "one largest frame by default");
+    let e = cnsim_core::scenario::load(
+        &shared_switch(
+            "4MB",
+            "pfc = { classes = [0] }\nmmu = { headroom = \"40KB\" }",
+            JUMBO,
+        ),
+        "t.toml",
+        cnsim_core::scenario::Format::Toml,
+        &[],
+    )
+    .expect_err("refused")
+    .to_string();
+    assert!(
+        e.contains("switches[0].mmu.headroom")
+            && e.contains("below the 52064 B")
+            && e.contains("+ 9000 B (the frame that finds the threshold passed)")
+            && e.contains("toward 'H1'"),
+        "{e}"
+    );
+    let e = cnsim_core::scenario::load(
+        &shared_switch("100KB", "pfc = { classes = [0] }", JUMBO),
+        "t.toml",
+        cnsim_core::scenario::Format::Toml,
+        &[],
+    )
+    .expect_err("refused")
+    .to_string();
+    assert!(
+        e.contains("switches[0].buffer") && e.contains("exceed the buffer"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_lossy_queue_facing_a_dynamic_threshold_settles_at_half_the_pool() {
+    // Lossy α = 1: a single congested queue may take α/(1+α) of the pool.
+    let r = run(&load_str(&shared_switch("300KB", "", LINE_RATE_PAIR)), None);
+    let b = &r.summary.buffers[0];
+    assert_eq!(
+        b.shared_pool_bytes,
+        300_000 - 3 * 1500,
+        "three reserves of one frame"
+    );
+    let q = queue(&r, "SW->H3");
+    let half = b.shared_pool_bytes / 2;
+    assert!(q.drops_frames > 1000);
+    assert!(
+        (half - 1500..=half + 3000).contains(&q.max_occupancy_bytes),
+        "{} against half the pool, {half}",
+        q.max_occupancy_bytes
+    );
+}
+
+#[test]
+fn a_1000_to_1_incast_into_a_shared_buffer_loses_nothing_and_spares_the_lossy_class() {
+    let r = run(
+        &common::load_file("scenarios/pfc/incast_1000.toml", &[]),
+        None,
+    );
+    let lossless_drops: u64 = r
+        .summary
+        .flows
+        .iter()
+        .filter(|f| f.name != "lossy")
+        .map(|f| f.counters.volume.dropped_frames)
+        .sum();
+    assert_eq!(lossless_drops, 0);
+    let b = &r.summary.buffers[0];
+    assert_eq!(b.headroom_overflows, 0);
+    assert!(
+        b.max_headroom_used_bytes > 0,
+        "the incast reached into headroom"
+    );
+    assert!(r.summary.pfc.as_ref().expect("PFC").frames_sent > 1000);
+    // H1001's link stays busy, and the lossy flow, offering 4 Gb/s of its
+    // 5 Gb/s DWRR share, loses nothing and is delayed by one queue at most.
+    let port = queue(&r, "SW->R");
+    let gbps = port.tx_bytes as f64 * 8.0 / 5e-3 / 1e9;
+    assert!(gbps > 9.9, "{gbps} Gb/s");
+    let lossy = flow(&r, "lossy").counters.volume;
+    assert_eq!(lossy.dropped_frames, 0);
+    assert!(
+        lossy.offered_bytes - lossy.delivered_bytes <= 3000,
+        "{lossy:?}"
+    );
+    assert!(class_row(&r, "SW->R", 0).max_occupancy_bytes <= 15_000);
+}

@@ -54,6 +54,8 @@ pub struct HeadroomTerms {
     pub propagation: Bytes,
     /// `response_time · rate`.
     pub response: Bytes,
+    /// The frame that finds the threshold passed (`after_admission`).
+    pub trigger: Bytes,
 }
 
 impl HeadroomTerms {
@@ -65,12 +67,46 @@ impl HeadroomTerms {
             mtu,
             propagation: bytes_in(cable_delay, rate),
             response: bytes_in(response, rate),
+            trigger: Bytes(0),
         }
     }
 
-    /// 2·propagation + 2·MTU + the XOFF frame + response.
+    /// The terms for a switch that decides XOFF after admitting a frame, as
+    /// a shared-buffer MMU does: a frame that finds its queue over the
+    /// threshold (a dynamic threshold can fall between two of its frames,
+    /// and a static one is passed by a frame's last bytes) goes into
+    /// headroom before XOFF is decided, so headroom holds it too: one more
+    /// MTU.
+    pub fn after_admission(self) -> HeadroomTerms {
+        HeadroomTerms {
+            trigger: Bytes(self.mtu as u64),
+            ..self
+        }
+    }
+
+    /// 2·propagation + 2·MTU + the XOFF frame + response (+ the trigger frame).
     pub fn total(&self) -> Bytes {
-        Bytes(2 * self.propagation.0 + 2 * self.mtu as u64 + PFC_FRAME_BYTES + self.response.0)
+        Bytes(
+            2 * self.propagation.0
+                + 2 * self.mtu as u64
+                + PFC_FRAME_BYTES
+                + self.response.0
+                + self.trigger.0,
+        )
+    }
+
+    /// `given` bytes suffice, or what they fall short of.
+    pub fn check(self, given: Bytes) -> Result<(), HeadroomShort> {
+        let required = self.total();
+        if given >= required {
+            Ok(())
+        } else {
+            Err(HeadroomShort {
+                given,
+                required,
+                terms: self,
+            })
+        }
     }
 }
 
@@ -88,17 +124,7 @@ pub fn check_headroom(
     response: Time,
     mtu: u32,
 ) -> Result<(), HeadroomShort> {
-    let terms = HeadroomTerms::new(rate, cable_delay, response, mtu);
-    let required = terms.total();
-    if given >= required {
-        Ok(())
-    } else {
-        Err(HeadroomShort {
-            given,
-            required,
-            terms,
-        })
-    }
+    HeadroomTerms::new(rate, cable_delay, response, mtu).check(given)
 }
 
 /// A headroom below what the round trip needs, with the terms that make it
@@ -131,7 +157,15 @@ impl fmt::Display for HeadroomShort {
             t.response_time,
             t.rate,
             t.response,
-        )
+        )?;
+        if t.trigger.0 > 0 {
+            write!(
+                f,
+                " + {} (the frame that finds the threshold passed)",
+                t.trigger
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -38,10 +38,10 @@ pub const PFC_QUANTUM_BITS: u64 = PAUSE_QUANTUM_BITS;
 pub struct PfcSpec {
     /// Bit n: class n is lossless (PFC-enabled).
     pub classes: u8,
-    /// Bytes at or above which XOFF is sent for the (port, class).
-    pub xoff: u64,
-    /// Bytes at or below which XON is sent.
-    pub xon: u64,
+    /// Bytes of an ingress (port, class) at or above which XOFF is sent,
+    /// and at or below which XON is sent. `None` on a shared-buffer switch
+    /// whose MMU decides (dynamic thresholds).
+    pub thresholds: Option<(u64, u64)>,
     /// XOFF again at half the pause time while the class stays held.
     pub refresh: bool,
 }

@@ -86,6 +86,67 @@ pub enum ClassMode {
     Lossy { egress: Threshold },
 }
 
+/// A switch's shared buffer as its scenario gives it (`buffer_model =
+/// "shared"` and its `mmu` table), with the headroom of each of its ports
+/// (in link order) resolved; `mmu_spec` applies it to the lossless classes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SharedBufferSpec {
+    pub total: Bytes,
+    /// Guaranteed bytes per ingress (port, class).
+    pub reserve: Bytes,
+    /// XOFF threshold of a lossless ingress (port, class) on its shared use.
+    pub lossless_xoff: Threshold,
+    /// XON once the shared use is this far below the threshold.
+    pub resume_offset: Bytes,
+    /// Egress threshold of lossy classes.
+    pub lossy_egress: Threshold,
+    /// Headroom of each lossless class of each port, in the switch's link
+    /// order.
+    pub headroom: Vec<Bytes>,
+}
+
+impl SharedBufferSpec {
+    /// The MMU's configuration with the classes in `lossless` (bit n:
+    /// class n) lossless and the others lossy; only the first `in_use`
+    /// classes (those the scenario has) get a reserve.
+    pub fn mmu_spec(&self, lossless: u8, in_use: u8) -> MmuSpec {
+        let classes = std::array::from_fn(|c| {
+            if lossless & (1 << c) != 0 {
+                ClassMode::Lossless {
+                    xoff: self.lossless_xoff,
+                    resume_offset: self.resume_offset,
+                }
+            } else {
+                ClassMode::Lossy {
+                    egress: self.lossy_egress,
+                }
+            }
+        });
+        let ports = self.headroom.len();
+        let headroom = (0..ports * CLASSES)
+            .map(|i| match classes[i % CLASSES] {
+                ClassMode::Lossless { .. } => self.headroom[i / CLASSES],
+                ClassMode::Lossy { .. } => Bytes(0),
+            })
+            .collect();
+        MmuSpec {
+            total: self.total,
+            ports,
+            classes,
+            reserve: (0..ports * CLASSES)
+                .map(|i| {
+                    if i % CLASSES < in_use as usize {
+                        self.reserve
+                    } else {
+                        Bytes(0)
+                    }
+                })
+                .collect(),
+            headroom,
+        }
+    }
+}
+
 /// A switch's buffer configuration, resolved. Per-(port, priority) tables
 /// are dense, indexed by `port * 8 + priority`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -33,9 +33,18 @@ impl NodeSpec {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum BufferModel {
-    PerOutput { bytes: u64 },
-    PerInput { bytes: u64 },
+    PerOutput {
+        bytes: u64,
+    },
+    PerInput {
+        bytes: u64,
+    },
     Unlimited,
+    /// One buffer of `bytes` for the whole switch, managed as an ASIC's MMU
+    /// does (`SwitchSpec::shared`).
+    Shared {
+        bytes: u64,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +60,9 @@ pub struct SwitchSpec {
     pub pfc: Option<crate::flowctl::pfc::PfcSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<crate::net::ecn::SwitchEcn>,
+    /// With `BufferModel::Shared`: reserves, thresholds and headroom.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared: Option<crate::net::mmu::SharedBufferSpec>,
     /// Output queues are congestion points (when a scheme is configured).
     pub congestion_point: bool,
 }

@@ -275,6 +275,16 @@ impl<'a> Builder<'a> {
         self.check_connectivity(&nodes, &links, &sources, &entries.sources)?;
         self.check_flow_names(&nodes, &sources, &entries.sources)?;
         self.check_switch_buffers(&nodes, &sources, &entries.switches)?;
+        self.shared_buffers(
+            &mut nodes,
+            &links,
+            &sources,
+            &entries.switches,
+            defaults.switch.as_ref(),
+            raw.priorities
+                .as_ref()
+                .map_or(1, |p| p.classes.unwrap_or(8)),
+        )?;
         let seed = raw.seed.unwrap_or(1);
         if let Some(n) = &raw.name {
             names::check(n).map_err(|m| self.err(&root.key("name"), m))?;

@@ -2,14 +2,22 @@
 //! every port, the classes of ACKs and notifications) and a switch's
 //! `[switch.pfc]` (802.1Qbb priority-based flow control).
 
+use super::build::pick;
 use super::build::Builder;
+use super::entry::Entry;
 use super::error::{FieldPath, ScenarioError};
-use super::schema::{EcnRuleKind, RawEcn, RawPfc, RawPriorities, SchedulerKind};
+use super::schema::RawSwitch;
+use super::schema::{EcnRuleKind, RawEcn, RawMmu, RawPfc, RawPriorities, SchedulerKind};
 use super::spec::PrioritySpec;
+use super::spec::SourceSpec;
+use crate::flowctl::headroom::HeadroomTerms;
 use crate::flowctl::pfc::{PfcSpec, PFC_CLASSES};
 use crate::net::ecn::{EcnRule, EcnSpec, MarkAt, SwitchEcn};
+use crate::net::mmu::{Alpha, SharedBufferSpec, Threshold};
 use crate::net::sched::{ClassSched, SchedSpec};
+use crate::net::topology::{BufferModel, LinkSpec, NodeKind, NodeSpec};
 use crate::units::Bytes;
+use crate::units::Time;
 
 impl Builder<'_> {
     /// `[priorities]`. `largest_frame` (bytes) sets DWRR's quantum per
@@ -192,8 +200,14 @@ impl Builder<'_> {
         Ok(mask)
     }
 
-    /// A switch's `pfc` table at `pp`.
-    pub(super) fn pfc(&self, raw: &RawPfc, pp: &FieldPath) -> Result<PfcSpec, ScenarioError> {
+    /// A switch's `pfc` table at `pp`; `shared`: the switch has a shared
+    /// buffer, whose MMU decides when no thresholds are given.
+    pub(super) fn pfc(
+        &self,
+        raw: &RawPfc,
+        pp: &FieldPath,
+        shared: bool,
+    ) -> Result<PfcSpec, ScenarioError> {
         let list = raw.classes.as_ref().ok_or_else(|| {
             self.err(
                 pp,
@@ -201,27 +215,175 @@ impl Builder<'_> {
             )
         })?;
         let classes = self.class_mask(list, &pp.key("classes"))?;
-        let xoff = raw
-            .xoff
-            .as_ref()
-            .ok_or_else(|| self.err(pp, "missing field 'xoff' (required with PFC)"))?;
-        let xon = raw
-            .xon
-            .as_ref()
-            .ok_or_else(|| self.err(pp, "missing field 'xon' (required with PFC)"))?;
-        let xoff = self.size(xoff, &pp.key("xoff"))?;
-        let xon = self.size(xon, &pp.key("xon"))?;
-        if xon >= xoff {
-            return Err(self.err(
-                &pp.key("xon"),
-                format!("expected XON below XOFF ({xoff} B), found {xon} B"),
-            ));
-        }
+        let thresholds = match (&raw.xoff, &raw.xon) {
+            (Some(xoff), Some(xon)) => {
+                let xoff = self.size(xoff, &pp.key("xoff"))?;
+                let xon = self.size(xon, &pp.key("xon"))?;
+                if xon >= xoff {
+                    return Err(self.err(
+                        &pp.key("xon"),
+                        format!("expected XON below XOFF ({xoff} B), found {xon} B"),
+                    ));
+                }
+                Some((xoff, xon))
+            }
+            (None, None) if shared => None,
+            (None, None) => {
+                return Err(self.err(
+                    pp,
+                    "missing field 'xoff' (required with PFC unless buffer_model = \"shared\")",
+                ))
+            }
+            (None, Some(_)) => return Err(self.err(pp, "missing field 'xoff' (given 'xon')")),
+            (Some(_), None) => return Err(self.err(pp, "missing field 'xon' (given 'xoff')")),
+        };
         Ok(PfcSpec {
             classes,
-            xoff,
-            xon,
+            thresholds,
             refresh: raw.refresh.unwrap_or(true),
+        })
+    }
+
+    /// Each shared-buffer switch's `mmu` settings and the headroom of each
+    /// of its ports: the rule's value (`flowctl::headroom`) for the port's
+    /// link, the upstream's response time plus this switch's latency (it
+    /// admits a frame that much after its last bit) and the largest frame;
+    /// a given headroom below that is refused with the terms.
+    pub(super) fn shared_buffers(
+        &self,
+        nodes: &mut [NodeSpec],
+        links: &[LinkSpec],
+        sources: &[SourceSpec],
+        switches: &[Entry<RawSwitch>],
+        defaults: Option<&RawSwitch>,
+        classes_in_use: u8,
+    ) -> Result<(), ScenarioError> {
+        let dp = FieldPath::root().key("defaults").key("switch");
+        let largest = sources.iter().map(|s| s.frame).max().unwrap_or(1500);
+        let responses: Vec<Time> = nodes.iter().map(|n| n.response_time()).collect();
+        for (n, Entry { path: p, raw: sw }) in switches.iter().enumerate() {
+            let NodeKind::Switch(spec) = &nodes[n].kind else {
+                unreachable!("switches come first among the nodes")
+            };
+            let BufferModel::Shared { bytes } = spec.buffer else {
+                continue;
+            };
+            let picked = pick(
+                &sw.mmu,
+                p.key("mmu"),
+                defaults.map(|d| &d.mmu),
+                dp.key("mmu"),
+            );
+            let (raw, mp) = match picked {
+                Some((raw, mp)) => (raw.clone(), mp),
+                None => (RawMmu::default(), p.key("mmu")),
+            };
+            let mut shared = self.mmu(&raw, &mp, bytes, spec.pfc.as_ref(), largest as u64)?;
+            let given = match &raw.headroom {
+                None => None,
+                Some(h) if h == "auto" => None,
+                Some(h) => Some(self.size(h, &mp.key("headroom"))?),
+            };
+            for l in links.iter().filter(|l| l.a == n || l.b == n) {
+                let peer = if l.a == n { l.b } else { l.a };
+                let response = responses[peer] + spec.latency;
+                let terms =
+                    HeadroomTerms::new(l.rate, l.delay, response, largest).after_admission();
+                shared.headroom.push(match given {
+                    None => terms.total(),
+                    Some(h) => {
+                        terms.check(Bytes(h)).map_err(|short| {
+                            self.err(
+                                &mp.key("headroom"),
+                                format!("{short} (the port toward '{}')", nodes[peer].name),
+                            )
+                        })?;
+                        Bytes(h)
+                    }
+                });
+            }
+            let lossless = spec.pfc.map_or(0, |p| p.classes);
+            crate::net::mmu::Mmu::new(&shared.mmu_spec(lossless, classes_in_use)).map_err(|e| {
+                let path = if sw.buffer.is_some() {
+                    p.key("buffer")
+                } else {
+                    dp.key("buffer")
+                };
+                self.err(&path, format!("the shared buffer cannot be laid out: {e}"))
+            })?;
+            let NodeKind::Switch(spec) = &mut nodes[n].kind else {
+                unreachable!()
+            };
+            spec.shared = Some(shared);
+        }
+        Ok(())
+    }
+
+    /// A fraction `alpha` (a dynamic threshold's factor) at `path`, as the
+    /// exact fraction num / 2^16 the MMU computes with.
+    fn alpha(&self, alpha: f64, path: &FieldPath) -> Result<Alpha, ScenarioError> {
+        const DEN: u32 = 1 << 16;
+        let num = alpha * DEN as f64;
+        if !(alpha > 0.0 && alpha <= 64.0) || num.fract() != 0.0 {
+            return Err(self.err(
+                path,
+                format!(
+                    "expected a factor in (0, 64] in steps of 1/65536 (e.g. 0.125), found {alpha}"
+                ),
+            ));
+        }
+        Ok(Alpha::new(num as u32, DEN))
+    }
+
+    /// A shared-buffer switch's `mmu` table at `mp` (without headroom,
+    /// which `shared_buffers` resolves once the links are known).
+    /// `largest_frame` sets the defaults of the reserve and resume offset.
+    pub(super) fn mmu(
+        &self,
+        raw: &RawMmu,
+        mp: &FieldPath,
+        total: u64,
+        pfc: Option<&PfcSpec>,
+        largest_frame: u64,
+    ) -> Result<SharedBufferSpec, ScenarioError> {
+        let size_or = |v: &Option<String>, key: &str, default: u64| match v {
+            Some(s) => self.size(s, &mp.key(key)),
+            None => Ok(default),
+        };
+        let reserve = size_or(&raw.reserve, "reserve", largest_frame)?;
+        let alpha = self.alpha(raw.alpha.unwrap_or(0.125), &mp.key("alpha"))?;
+        let lossy = self.alpha(raw.lossy_alpha.unwrap_or(1.0), &mp.key("lossy_alpha"))?;
+        let (lossless_xoff, resume_offset) = match pfc.and_then(|p| p.thresholds) {
+            Some((xoff, xon)) => {
+                if raw.alpha.is_some() || raw.resume_offset.is_some() {
+                    let key = if raw.alpha.is_some() {
+                        "alpha"
+                    } else {
+                        "resume_offset"
+                    };
+                    return Err(self.err(
+                        &mp.key(key),
+                        "the switch's pfc table gives static xoff and xon: remove them to use a dynamic threshold",
+                    ));
+                }
+                (Threshold::Static(Bytes(xoff)), Bytes(xoff - xon))
+            }
+            None => (
+                Threshold::Dynamic(alpha),
+                Bytes(size_or(
+                    &raw.resume_offset,
+                    "resume_offset",
+                    2 * largest_frame,
+                )?),
+            ),
+        };
+        Ok(SharedBufferSpec {
+            total: Bytes(total),
+            reserve: Bytes(reserve),
+            lossless_xoff,
+            resume_offset,
+            lossy_egress: Threshold::Dynamic(lossy),
+            headroom: Vec::new(),
         })
     }
 }

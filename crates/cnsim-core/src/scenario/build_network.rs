@@ -102,6 +102,7 @@ impl Builder<'_> {
                 BufferModel::PerOutput { bytes: b }
             }
             (Some(BufferModelKind::PerInput), Some(b)) => BufferModel::PerInput { bytes: b },
+            (Some(BufferModelKind::Shared), Some(b)) => BufferModel::Shared { bytes: b },
             (Some(_), None) => {
                 return Err(self.err(
                     &model.unwrap().1,
@@ -109,7 +110,10 @@ impl Builder<'_> {
                 ));
             }
         };
-        if let BufferModel::PerOutput { bytes } | BufferModel::PerInput { bytes } = buffer {
+        if let BufferModel::PerOutput { bytes }
+        | BufferModel::PerInput { bytes }
+        | BufferModel::Shared { bytes } = buffer
+        {
             if bytes < FRAME_RANGE.0 {
                 return Err(self.err(
                     &buffer_path.expect("a buffer size was given"),
@@ -141,10 +145,25 @@ impl Builder<'_> {
             None => None,
             Some((raw, pp)) => self.pause(raw, &pp, buffer)?,
         };
+        let is_shared = matches!(buffer, BufferModel::Shared { .. });
         let pfc = match pick(&sw.pfc, p.key("pfc"), d.map(|d| &d.pfc), dp.key("pfc")) {
             None => None,
-            Some((raw, pp)) => Some(self.pfc(raw, &pp)?),
+            Some((raw, pp)) => Some(self.pfc(raw, &pp, is_shared)?),
         };
+        // The shared buffer's settings are resolved once the links and
+        // sources are known (`shared_buffers`).
+        if let (false, Some((_, mp))) = (
+            is_shared,
+            pick(&sw.mmu, p.key("mmu"), d.map(|d| &d.mmu), dp.key("mmu")),
+        ) {
+            return Err(self.err(&mp, "an mmu table needs buffer_model = \"shared\""));
+        }
+        if is_shared && pause.is_some() {
+            return Err(self.err(
+                &p.key("pause"),
+                "a shared-buffer switch pauses per class: use a pfc table (pfc = { classes = [0] } is PAUSE for one class)",
+            ));
+        }
         let ecn = match pick(&sw.ecn, p.key("ecn"), d.map(|d| &d.ecn), dp.key("ecn")) {
             None => None,
             Some((raw, ep)) => Some(self.ecn(raw, &ep)?),
@@ -170,6 +189,7 @@ impl Builder<'_> {
             pause,
             pfc,
             ecn,
+            shared: None,
             congestion_point,
         })
     }

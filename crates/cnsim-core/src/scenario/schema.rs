@@ -79,6 +79,21 @@ pub enum SchedulerKind {
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct RawMmu {
+    /// Guaranteed bytes per ingress (port, class).
+    pub reserve: Option<String>,
+    /// Dynamic threshold factor of lossless classes (on the free pool).
+    pub alpha: Option<f64>,
+    /// XON this far below the XOFF threshold.
+    pub resume_offset: Option<String>,
+    /// Dynamic egress threshold factor of lossy classes.
+    pub lossy_alpha: Option<f64>,
+    /// Headroom per (port, lossless class): "auto" (default) or a size.
+    pub headroom: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RawEcn {
     /// "red" (Kmin, Kmax, Pmax) or "step" (K).
     pub rule: Option<EcnRuleKind>,
@@ -208,6 +223,9 @@ pub enum BufferModelKind {
     /// Shared memory partitioned per input: each input holds at most `buffer` bytes over all outputs.
     PerInput,
     Unlimited,
+    /// One buffer for the whole switch with reserves, a shared pool and
+    /// headroom (an ASIC's MMU); `buffer` is its size, `mmu` its settings.
+    Shared,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -235,6 +253,8 @@ pub struct RawSwitch {
     pub pfc: Option<RawPfc>,
     /// ECN marking on the output queues.
     pub ecn: Option<RawEcn>,
+    /// The shared buffer's settings (`buffer_model = "shared"`).
+    pub mmu: Option<RawMmu>,
     /// Whether this switch's output queues act as congestion points when a
     /// congestion-notification scheme is configured (default true).
     pub congestion_point: Option<bool>,

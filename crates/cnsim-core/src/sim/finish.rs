@@ -1,8 +1,11 @@
 //! The end of a run: what is still in flight is counted, the whole-run
 //! invariants are checked, and the result is assembled.
 
+use super::switch::SwitchState;
+use super::Role;
 use super::{RunError, Simulator};
-use crate::results::{ClassSummary, PfcTotals, RunCost, RunResult, Series};
+use crate::net::topology::{BufferModel, NodeKind};
+use crate::results::{BufferSummary, ClassSummary, PfcTotals, RunCost, RunResult, Series};
 use crate::scenario::spec::Scenario;
 
 impl Simulator {
@@ -66,6 +69,7 @@ impl Simulator {
             .take()
             .map(|spec| (spec, std::mem::take(&mut self.watchdog)));
         let classes = self.class_summaries(sc);
+        let buffers = self.buffer_summaries(sc);
         let pfc = self.any_pfc.then(|| {
             let frames_sent = self
                 .ports
@@ -104,7 +108,40 @@ impl Simulator {
             stability,
             classes,
             pfc,
+            buffers,
         ))
+    }
+
+    /// A row per shared-buffer switch.
+    fn buffer_summaries(&self, sc: &Scenario) -> Vec<BufferSummary> {
+        let mut rows = Vec::new();
+        for (n, role) in self.roles.iter().enumerate() {
+            let Role::Switch(SwitchState {
+                shared: Some(b), ..
+            }) = role
+            else {
+                continue;
+            };
+            let NodeKind::Switch(spec) = &sc.nodes[n].kind else {
+                continue;
+            };
+            let total = match spec.buffer {
+                BufferModel::Shared { bytes } => bytes,
+                _ => unreachable!("a shared buffer"),
+            };
+            let lossless = spec.pfc.map_or(0, |p| p.classes).count_ones() as u64;
+            let cfg = spec.shared.as_ref().expect("a shared buffer");
+            rows.push(BufferSummary {
+                switch: sc.nodes[n].name.clone(),
+                buffer_bytes: total,
+                shared_pool_bytes: b.mmu.shared_pool().0,
+                headroom_bytes: cfg.headroom.iter().map(|h| h.0).sum::<u64>() * lossless,
+                max_shared_used_bytes: b.max_shared,
+                max_headroom_used_bytes: b.max_headroom,
+                headroom_overflows: b.headroom_overflows,
+            });
+        }
+        rows
     }
 
     /// A row per (queue, class) of the classes in use, if the ports have

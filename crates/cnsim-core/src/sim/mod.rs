@@ -118,6 +118,10 @@ pub struct Simulator {
     any_pfc: bool,
     /// Some switch marks ECN.
     any_ecn: bool,
+    /// Some switch has a shared buffer.
+    any_shared: bool,
+    /// Per port: its index among its node's ports (the MMU's numbering).
+    local_port: Vec<u32>,
     /// Per flow: its data frames are ECN-capable.
     flow_ect: Vec<bool>,
     /// Traffic classes on every port (1 without `[priorities]`).

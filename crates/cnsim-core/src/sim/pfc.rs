@@ -29,7 +29,9 @@ impl Simulator {
 
     fn switch_pfc(&mut self, node: usize, inp: u32, class: u8) {
         let Role::Switch(SwitchState {
-            pfc: Some(spec), ..
+            pfc: Some(spec),
+            shared,
+            ..
         }) = &self.roles[node]
         else {
             return;
@@ -37,13 +39,27 @@ impl Simulator {
         if spec.classes & (1 << class) == 0 {
             return;
         }
-        let (xoff, xon) = (spec.xoff, spec.xon);
         let pc = self.ports[inp as usize]
             .classes
             .as_deref_mut()
             .expect("PFC ports have classes");
         let s = &mut pc.pfc_sender;
-        let hold = s.should_pause(class, pc.ingress[class as usize], xoff, xon);
+        let hold = match shared {
+            // The MMU's thresholds (static or dynamic) on shared use and headroom.
+            Some(b) => match b
+                .mmu
+                .pfc_decision(self.local_port[inp as usize] as usize, class)
+            {
+                Some(hold) => hold,
+                None => return,
+            },
+            None => {
+                let (xoff, xon) = spec
+                    .thresholds
+                    .expect("static thresholds without a shared buffer");
+                s.should_pause(class, pc.ingress[class as usize], xoff, xon)
+            }
+        };
         if hold == s.holding(class) {
             return;
         }
@@ -106,6 +122,26 @@ impl Simulator {
     #[inline(never)]
     pub(super) fn pfc_refresh(&mut self, port: u32) {
         let now = self.now;
+        // A dynamic threshold may have risen with the pool's free room
+        // while the queue held still: a shared buffer's MMU decides again.
+        let node = self.ports[port as usize].node as usize;
+        if let Role::Switch(SwitchState {
+            shared: Some(b), ..
+        }) = &self.roles[node]
+        {
+            let local = self.local_port[port as usize] as usize;
+            let s = &mut self.ports[port as usize]
+                .classes
+                .as_deref_mut()
+                .expect("PFC ports have classes")
+                .pfc_sender;
+            let release = classes(s.holding_mask())
+                .filter(|&c| b.mmu.pfc_decision(local, c) == Some(false))
+                .fold(0u8, |m, c| m | (1 << c));
+            if let Some(f) = s.decide(s.holding_mask() & !release) {
+                self.send_pfc(port, f);
+            }
+        }
         let pc = self.ports[port as usize]
             .classes
             .as_deref_mut()

@@ -1,7 +1,8 @@
 //! Building the simulator from a scenario: ports, roles, sources and
 //! the per-flow and per-port state of the configured schemes.
 
-use super::{adapter::HostState, invariants, switch::SwitchState, Role, Simulator};
+use super::switch::{SharedBuffer, SwitchState};
+use super::{adapter::HostState, invariants, Role, Simulator};
 use crate::cm::bcn::CongestionPoint;
 use crate::cm::bcn_scheme::Bcn;
 use crate::cm::e2cm::E2cm;
@@ -12,6 +13,7 @@ use crate::engine::rng::{component_key, stream, Geometric};
 use crate::engine::EventQueue;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum};
+use crate::net::mmu::Mmu;
 use crate::net::port::{Port, PortClasses};
 use crate::net::rate_limiter::{Pacing, RateLimiter};
 use crate::net::routing::{adjacency, Routes};
@@ -43,6 +45,7 @@ impl Simulator {
             ports[2 * i].peer = 2 * i as u32 + 1;
             ports[2 * i + 1].peer = 2 * i as u32;
         }
+        let n_classes = sc.priorities.as_ref().map_or(1, |p| p.classes);
         let mut roles = Vec::with_capacity(sc.nodes.len());
         for (n, node) in sc.nodes.iter().enumerate() {
             roles.push(match &node.kind {
@@ -54,6 +57,17 @@ impl Simulator {
                     ecn: s
                         .ecn
                         .map(|e| (e, stream(seed, component_key("ecn", &node.name)))),
+                    shared: s.shared.as_ref().map(|b| {
+                        let lossless = s.pfc.map_or(0, |p| p.classes);
+                        Box::new(SharedBuffer {
+                            mmu: Mmu::new(&b.mmu_spec(lossless, n_classes))
+                                .expect("the scenario checked the layout"),
+                            max_shared: 0,
+                            headroom_used: 0,
+                            max_headroom: 0,
+                            headroom_overflows: 0,
+                        })
+                    }),
                 }),
                 NodeKind::Host(h) => {
                     let port = adj[n][0].0;
@@ -86,7 +100,11 @@ impl Simulator {
             .nodes
             .iter()
             .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.ecn.is_some()));
-        if sc.priorities.is_some() || any_pfc || any_ecn {
+        let any_shared = sc
+            .nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.shared.is_some()));
+        if sc.priorities.is_some() || any_pfc || any_ecn || any_shared {
             let sched = sc
                 .priorities
                 .as_ref()
@@ -191,11 +209,21 @@ impl Simulator {
                 .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pause.is_some())),
             any_pfc,
             any_ecn,
+            any_shared,
+            local_port: {
+                let mut local = vec![0; n_ports];
+                for ps in &adj {
+                    for (i, &(p, _)) in ps.iter().enumerate() {
+                        local[p as usize] = i as u32;
+                    }
+                }
+                local
+            },
             flow_ect: flow_specs
                 .iter()
                 .map(|f| sc.sources[f.source].ecn)
                 .collect(),
-            n_classes: sc.priorities.as_ref().map_or(1, |p| p.classes),
+            n_classes,
             flow_class: flow_specs
                 .iter()
                 .map(|f| sc.sources[f.source].priority)

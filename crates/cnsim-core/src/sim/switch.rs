@@ -7,6 +7,7 @@ use crate::flowctl::pause::PauseSpec;
 use crate::flowctl::pfc::PfcSpec;
 use crate::net::ecn::{Ecn, MarkAt, SwitchEcn};
 use crate::net::frame::{Frame, FrameKind};
+use crate::net::mmu::{Admission, Mmu};
 use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
 use crate::units::Bytes;
@@ -18,6 +19,19 @@ pub(super) struct SwitchState {
     pub(super) pfc: Option<PfcSpec>,
     /// ECN marking on the output queues, with the switch's own stream.
     pub(super) ecn: Option<(SwitchEcn, Stream)>,
+    /// The shared buffer's MMU (`BufferModel::Shared`).
+    pub(super) shared: Option<Box<SharedBuffer>>,
+}
+
+/// A shared-buffer switch's MMU and what the results report of it.
+pub(super) struct SharedBuffer {
+    pub(super) mmu: Mmu,
+    pub(super) max_shared: u64,
+    /// Headroom in use over the switch's ingress queues, and its peak.
+    pub(super) headroom_used: u64,
+    pub(super) max_headroom: u64,
+    /// Lossless frames that found their headroom full (PFC too late).
+    pub(super) headroom_overflows: u64,
 }
 
 impl Simulator {
@@ -52,8 +66,10 @@ impl Simulator {
             BufferModel::PerInput { bytes } => {
                 self.ports[port as usize].input_occupancy + size <= bytes
             }
-            BufferModel::Unlimited => true,
+            // Decided by the MMU below, once the other limits pass.
+            BufferModel::Unlimited | BufferModel::Shared { .. } => true,
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
+        let fits = fits && (!self.any_shared || self.shared_admit(node, port, out, &frame));
         #[cfg(test)]
         let fits = fits || self.fault == super::invariants::Fault::IgnoreBuffer(out);
         let sampled = frame.is_data() && self.scheme.has_congestion_points();
@@ -114,6 +130,63 @@ impl Simulator {
             self.ecn_mark(node, out, frame.class(), MarkAt::Enqueue, None);
         }
         self.try_start(out);
+    }
+
+    /// The MMU of switch `node`, if it has a shared buffer, admits `frame`
+    /// from `inp` to `out` (and counts it) or refuses it.
+    #[inline(never)]
+    fn shared_admit(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) -> bool {
+        let Role::Switch(SwitchState {
+            shared: Some(b), ..
+        }) = &mut self.roles[node]
+        else {
+            return true;
+        };
+        let (i, o) = (
+            self.local_port[inp as usize] as usize,
+            self.local_port[out as usize] as usize,
+        );
+        let class = frame.class();
+        let before = b.mmu.ingress(i, class).headroom.0;
+        match b.mmu.admit(i, o, class, frame.size as u32) {
+            Admission::Admitted => {
+                b.headroom_used += b.mmu.ingress(i, class).headroom.0 - before;
+                b.max_headroom = b.max_headroom.max(b.headroom_used);
+                b.max_shared = b.max_shared.max(b.mmu.shared_used().0);
+                true
+            }
+            Admission::Dropped => false,
+            Admission::HeadroomOverflow => {
+                b.headroom_overflows += 1;
+                false
+            }
+        }
+    }
+
+    /// A frame of `class` and `bytes` admitted from `inp` to `out` at switch
+    /// `node` has left: the MMU returns its bytes.
+    #[inline(never)]
+    pub(super) fn shared_release(
+        &mut self,
+        node: usize,
+        inp: u32,
+        out: u32,
+        class: u8,
+        bytes: u32,
+    ) {
+        let Role::Switch(SwitchState {
+            shared: Some(b), ..
+        }) = &mut self.roles[node]
+        else {
+            return;
+        };
+        let (i, o) = (
+            self.local_port[inp as usize] as usize,
+            self.local_port[out as usize] as usize,
+        );
+        let before = b.mmu.ingress(i, class).headroom.0;
+        b.mmu.release(i, o, class, bytes);
+        b.headroom_used -= before - b.mmu.ingress(i, class).headroom.0;
     }
 
     /// ECN at output `out` of switch `node` for a frame of `class`: at

@@ -95,6 +95,9 @@ impl Simulator {
                 match &self.roles[node] {
                     Role::Switch(_) => {
                         let inp = frame.in_port();
+                        if self.any_shared {
+                            self.shared_release(node, inp, port, class, frame.size as u32);
+                        }
                         let ip = &mut self.ports[inp as usize];
                         ip.input_occupancy = ip.input_occupancy.saturating_sub(frame.size as u64);
                         if ip.classes.is_some() {
