@@ -45,11 +45,18 @@ def warnings_of(summary: dict[str, Any]) -> list[str]:
         out.append(f"PARTIAL RESULT: {partial['reason']} at {format_seconds(partial['at_s'])} of simulated time")
     watchdog = summary.get("watchdog") or {}
     for d in watchdog.get("deadlocks", ()):
-        out.append(f"PAUSE deadlock at {format_seconds(d['noticed_s'])}: cycle of paused ports "
-                   + " -> ".join(d["queues"]))
+        if d.get("classes") is None:
+            out.append(f"PAUSE deadlock at {format_seconds(d['noticed_s'])}: cycle of paused ports "
+                       + " -> ".join(d["queues"]))
+        else:
+            out.append(f"PFC deadlock at {format_seconds(d['noticed_s'])}: cycle of paused (port, class) "
+                       + " -> ".join(f"{q} class {c}" for q, c in zip(d["queues"], d["classes"])))
     long_pauses = watchdog.get("long_pauses", ())
     if long_pauses:
-        shown = ", ".join(f"{p['queue']} (from {format_seconds(p['since_s'])})" for p in long_pauses[:6])
+        def where(p: dict[str, Any]) -> str:
+            return p["queue"] if p.get("class") is None else f"{p['queue']} class {p['class']}"
+
+        shown = ", ".join(f"{where(p)} (from {format_seconds(p['since_s'])})" for p in long_pauses[:6])
         more = f" and {len(long_pauses) - 6} more" if len(long_pauses) > 6 else ""
         out.append(f"{len(long_pauses)} port(s) paused for longer than "
                    f"{format_seconds(watchdog['threshold_s'])} without a break: {shown}{more}")

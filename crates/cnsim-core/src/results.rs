@@ -430,6 +430,9 @@ pub struct WatchdogReport {
 pub struct LongPauseReport {
     /// The paused transmitter's queue, "NODE->PEER".
     pub queue: String,
+    /// With PFC: the paused class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
     pub since_s: f64,
     pub noticed_s: f64,
 }
@@ -437,6 +440,9 @@ pub struct LongPauseReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct DeadlockReport {
     pub queues: Vec<String>,
+    /// With PFC: the class of each queue of the cycle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<u8>>,
     pub noticed_s: f64,
 }
 
@@ -498,7 +504,7 @@ impl RunResult {
         events: u64,
         frame_hops: u64,
         fingerprint: u64,
-        watchdog: Option<(WatchdogSpec, Watchdog)>,
+        watchdog: Option<(WatchdogSpec, Watchdog, bool)>,
         stop: Option<(Time, String)>,
         flows: Vec<FlowCounters>,
         queues: Vec<QueueCounters>,
@@ -623,25 +629,39 @@ impl RunResult {
                 reason,
                 at_s: t.as_secs_f64(),
             }),
-            watchdog: watchdog.map(|(spec, w)| WatchdogReport {
-                threshold_s: spec.threshold.as_secs_f64(),
-                long_pauses: w
-                    .long_pauses
-                    .iter()
-                    .map(|l| LongPauseReport {
-                        queue: names[l.port as usize].clone(),
-                        since_s: l.since.as_secs_f64(),
-                        noticed_s: l.noticed.as_secs_f64(),
-                    })
-                    .collect(),
-                deadlocks: w
-                    .deadlocks
-                    .iter()
-                    .map(|d| DeadlockReport {
-                        queues: d.ports.iter().map(|&p| names[p as usize].clone()).collect(),
-                        noticed_s: d.noticed.as_secs_f64(),
-                    })
-                    .collect(),
+            watchdog: watchdog.map(|(spec, w, per_class)| {
+                // With PFC the watchdog numbers each (port, class) as port × 8 + class.
+                let split = |e: u32| {
+                    if per_class {
+                        (e as usize / 8, Some((e % 8) as u8))
+                    } else {
+                        (e as usize, None)
+                    }
+                };
+                WatchdogReport {
+                    threshold_s: spec.threshold.as_secs_f64(),
+                    long_pauses: w
+                        .long_pauses
+                        .iter()
+                        .map(|l| LongPauseReport {
+                            queue: names[split(l.port).0].clone(),
+                            class: split(l.port).1,
+                            since_s: l.since.as_secs_f64(),
+                            noticed_s: l.noticed.as_secs_f64(),
+                        })
+                        .collect(),
+                    deadlocks: w
+                        .deadlocks
+                        .iter()
+                        .map(|d| DeadlockReport {
+                            queues: d.ports.iter().map(|&e| names[split(e).0].clone()).collect(),
+                            classes: per_class.then(|| {
+                                d.ports.iter().map(|&e| split(e).1.unwrap_or(0)).collect()
+                            }),
+                            noticed_s: d.noticed.as_secs_f64(),
+                        })
+                        .collect(),
+                }
             }),
             classes,
             pfc: pfc.as_ref().map(|(t, _)| t.clone()),

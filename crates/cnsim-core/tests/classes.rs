@@ -477,3 +477,43 @@ fn a_1000_to_1_incast_into_a_shared_buffer_loses_nothing_and_spares_the_lossy_cl
     );
     assert!(class_row(&r, "SW->R", 0).max_occupancy_bytes <= 15_000);
 }
+
+#[test]
+fn a_pfc_ring_deadlocks_in_its_lossless_class_and_not_in_a_lossy_one() {
+    let file = "scenarios/pfc/deadlock_ring.toml";
+    let r = run(&common::load_file(file, &[]), None);
+    let w = r.summary.watchdog.as_ref().expect("the watchdog is on");
+    let [d] = &w.deadlocks[..] else {
+        panic!("one deadlock, found {:?}", w.deadlocks)
+    };
+    assert_eq!(d.queues, ["R1->R2", "R2->R3", "R3->R4", "R4->R5", "R5->R1"]);
+    assert_eq!(d.classes.as_deref(), Some(&[3u8; 5][..]));
+    assert!(w.long_pauses.iter().all(|l| l.class == Some(3)));
+    assert_eq!(
+        r.summary.totals.volume.dropped_frames, 0,
+        "lossless, and stuck"
+    );
+    // The same traffic in class 0, which has no PFC: drops, no deadlock.
+    let lossy = run(
+        &common::load_file(file, &[("defaults.source.priority", "0")]),
+        None,
+    );
+    let w = lossy.summary.watchdog.as_ref().expect("the watchdog is on");
+    assert!(w.deadlocks.is_empty() && w.long_pauses.is_empty());
+    assert!(lossy.summary.totals.volume.dropped_frames > 0);
+    assert!(
+        lossy.summary.totals.volume.delivered_frames
+            > 50 * r.summary.totals.volume.delivered_frames
+    );
+    // Stopping at the deadlock marks the result partial, with the reason.
+    let stopped = run(
+        &common::load_file(file, &[("watchdog.stop_on_deadlock", "true")]),
+        None,
+    );
+    let p = stopped.summary.partial.as_ref().expect("stopped early");
+    assert_eq!(
+        p.reason,
+        "PFC deadlock: a cycle of 5 paused (port, class) pairs"
+    );
+    assert!(p.at_s < 0.011);
+}

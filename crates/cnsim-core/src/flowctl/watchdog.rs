@@ -1,7 +1,9 @@
-//! PAUSE watchdog: a transmitter paused without a break for longer than a
-//! threshold (a PAUSE storm, or a slow receiver), and a cycle of such
-//! ports — each switch on the cycle waits for the next to drain, which
-//! waits for it: the cyclic buffer dependency of a PAUSE deadlock.
+//! PAUSE and PFC watchdog: a transmitter (or, with PFC, one class of it)
+//! paused without a break for longer than a threshold (a pause storm, or a
+//! slow receiver), and a cycle of such — each switch on the cycle waits for
+//! the next to drain, which waits for it: the cyclic buffer dependency of a
+//! deadlock. The watchdog sees "ports" through `PausedPorts`; with PFC the
+//! engine numbers each (port, class) as one.
 //!
 //! The checks run when a PAUSE frame takes effect (a held port is
 //! refreshed every half pause time) and once more at the end of the run,
@@ -37,8 +39,9 @@ pub struct Deadlock {
 pub trait PausedPorts {
     /// `Some(since)` if the transmitter of `port` is paused, since then.
     fn paused_since(&self, port: u32) -> Option<Time>;
-    /// The ports of the node at the other end of `port`'s link.
-    fn peer_ports(&self, port: u32) -> &[u32];
+    /// The `i`-th port of the node at the other end of `port`'s link
+    /// (with PFC: in the same class), `None` past the last.
+    fn peer_port(&self, port: u32, i: usize) -> Option<u32>;
 }
 
 #[derive(Debug, Default)]
@@ -113,14 +116,12 @@ pub fn paused_cycle(
     let mut path = vec![start];
     let mut next = vec![0usize];
     while let Some(&at) = path.last() {
-        let peers = net.peer_ports(at);
         let i = next.last_mut().expect("one cursor per port on the path");
-        if *i >= peers.len() {
+        let Some(p) = net.peer_port(at, *i) else {
             path.pop();
             next.pop();
             continue;
-        }
-        let p = peers[*i];
+        };
         *i += 1;
         if long_paused(spec, net, p, now).is_none() {
             continue;
@@ -152,8 +153,8 @@ mod tests {
         fn paused_since(&self, port: u32) -> Option<Time> {
             self.paused[port as usize]
         }
-        fn peer_ports(&self, port: u32) -> &[u32] {
-            &self.nodes[self.peer_node[port as usize]]
+        fn peer_port(&self, port: u32, i: usize) -> Option<u32> {
+            self.nodes[self.peer_node[port as usize]].get(i).copied()
         }
     }
 

@@ -67,7 +67,7 @@ impl Simulator {
         let watchdog = self
             .watchdog_spec
             .take()
-            .map(|spec| (spec, std::mem::take(&mut self.watchdog)));
+            .map(|spec| (spec, std::mem::take(&mut self.watchdog), self.any_pfc));
         let classes = self.class_summaries(sc);
         let buffers = self.buffer_summaries(sc);
         let pfc = self.any_pfc.then(|| {

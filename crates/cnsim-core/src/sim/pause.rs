@@ -8,19 +8,47 @@ use crate::flowctl::watchdog::PausedPorts;
 use crate::net::port::Port;
 use crate::units::Time;
 
-/// The ports as the PAUSE watchdog sees them.
+/// The ports as the watchdog sees them: each port, or with PFC each
+/// (port, class) as `port × 8 + class` (`per_class`).
 pub(super) struct NetView<'a> {
     pub(super) ports: &'a [Port],
     pub(super) node_ports: &'a [Vec<u32>],
+    pub(super) per_class: bool,
+}
+
+impl NetView<'_> {
+    /// The port and class of a watched element.
+    fn split(&self, e: u32) -> (usize, Option<u8>) {
+        if self.per_class {
+            ((e / 8) as usize, Some((e % 8) as u8))
+        } else {
+            (e as usize, None)
+        }
+    }
 }
 
 impl PausedPorts for NetView<'_> {
-    fn paused_since(&self, port: u32) -> Option<Time> {
-        self.ports[port as usize].pause.receiver.paused_since()
+    /// PAUSE holds every class; PFC one.
+    fn paused_since(&self, e: u32) -> Option<Time> {
+        let (port, class) = self.split(e);
+        let p = &self.ports[port];
+        let by_pause = p.pause.receiver.paused_since();
+        let by_pfc = class
+            .zip(p.classes.as_deref())
+            .and_then(|(c, pc)| pc.pfc_receiver.paused_since(c));
+        match (by_pause, by_pfc) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
-    fn peer_ports(&self, port: u32) -> &[u32] {
-        let peer = self.ports[port as usize].peer as usize;
-        &self.node_ports[self.ports[peer].node as usize]
+    fn peer_port(&self, e: u32, i: usize) -> Option<u32> {
+        let (port, class) = self.split(e);
+        let peer = self.ports[port].peer as usize;
+        let q = *self.node_ports[self.ports[peer].node as usize].get(i)?;
+        Some(match class {
+            Some(c) => q * 8 + c as u32,
+            None => q,
+        })
     }
 }
 
@@ -134,26 +162,55 @@ impl Simulator {
             PauseEffect::HoldUntil(t, generation) => {
                 self.events
                     .schedule(t, Event::PauseExpire { port, generation });
-                if self.watch(port) && self.watchdog_spec.is_some_and(|w| w.stop_on_deadlock) {
-                    let d = self.watchdog.deadlocks.last().expect("just found");
-                    let reason =
-                        format!("PAUSE deadlock: a cycle of {} paused ports", d.ports.len());
-                    self.stop.get_or_insert((self.now, reason));
-                }
+                let found = self.watch(port);
+                self.stop_if_deadlocked(found);
             }
             PauseEffect::Resume => self.try_start(port),
         }
     }
 
-    /// The watchdog looks at a paused port. True if it found a new deadlock.
+    /// The watchdog looks at a paused port (with PFC: every class it has).
+    /// True if it found a new deadlock.
     pub(super) fn watch(&mut self, port: u32) -> bool {
+        if !self.any_pfc {
+            return self.watch_element(port);
+        }
+        let mut found = false;
+        for c in 0..self.n_classes {
+            found |= self.watch_element(port * 8 + c as u32);
+        }
+        found
+    }
+
+    /// The watchdog looks at one element (`NetView`). True if it found a
+    /// new deadlock.
+    pub(super) fn watch_element(&mut self, e: u32) -> bool {
         let Some(spec) = self.watchdog_spec else {
             return false;
         };
         let net = NetView {
             ports: &self.ports,
             node_ports: &self.node_ports,
+            per_class: self.any_pfc,
         };
-        self.watchdog.check(&spec, &net, port, self.now)
+        self.watchdog.check(&spec, &net, e, self.now)
+    }
+
+    /// A pause just took effect and the watchdog looked (`found`: a new
+    /// deadlock): with `stop_on_deadlock` the run stops here.
+    pub(super) fn stop_if_deadlocked(&mut self, found: bool) {
+        if !(found && self.watchdog_spec.is_some_and(|w| w.stop_on_deadlock)) {
+            return;
+        }
+        let d = self.watchdog.deadlocks.last().expect("just found");
+        let reason = if self.any_pfc {
+            format!(
+                "PFC deadlock: a cycle of {} paused (port, class) pairs",
+                d.ports.len()
+            )
+        } else {
+            format!("PAUSE deadlock: a cycle of {} paused ports", d.ports.len())
+        };
+        self.stop.get_or_insert((self.now, reason));
     }
 }

@@ -173,6 +173,8 @@ impl Simulator {
                         generation,
                     },
                 );
+                let found = self.watch_element(port * 8 + class as u32);
+                self.stop_if_deadlocked(found);
             }
             Some(PauseEffect::Resume) => self.try_start(port),
             None => {}

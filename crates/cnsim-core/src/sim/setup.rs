@@ -257,7 +257,12 @@ impl Simulator {
             frame_hops: 0,
             fingerprint: 0,
             watchdog_spec: sc.watchdog,
-            watchdog: Watchdog::new(if sc.watchdog.is_some() { n_ports } else { 0 }),
+            // With PFC the watchdog watches each (port, class): port × 8 + class.
+            watchdog: Watchdog::new(match (sc.watchdog.is_some(), any_pfc) {
+                (false, _) => 0,
+                (true, false) => n_ports,
+                (true, true) => n_ports * 8,
+            }),
             stop: None,
             checks: true,
             violation: None,
