@@ -152,6 +152,9 @@ pub struct PfcReceiver {
     timers: [PauseReceiver; PFC_CLASSES],
     /// When each paused class's timer runs out; stale while it runs.
     until: [Time; PFC_CLASSES],
+    /// Bit n: class n is paused (the timers' state, kept for the
+    /// transmitter's test at every frame).
+    mask: u8,
 }
 
 impl PfcReceiver {
@@ -165,7 +168,9 @@ impl PfcReceiver {
         for c in classes(f.enable) {
             let i = c as usize;
             let was_paused = self.timers[i].paused;
-            effects.0[i] = match self.timers[i].receive(now, f.quanta[i], rate) {
+            let effect = self.timers[i].receive(now, f.quanta[i], rate);
+            self.set_mask(c);
+            effects.0[i] = match effect {
                 PauseEffect::HoldUntil(t, generation) => {
                     self.until[i] = t;
                     Some(PauseEffect::HoldUntil(t, generation))
@@ -179,7 +184,14 @@ impl PfcReceiver {
     /// The expiry of `class` scheduled with `generation` is due. True if it
     /// resumed the class; false for a superseded one.
     pub fn expire(&mut self, class: u8, generation: u32, now: Time) -> bool {
-        self.timers[class as usize].expire(now, generation)
+        let resumed = self.timers[class as usize].expire(now, generation);
+        self.set_mask(class);
+        resumed
+    }
+
+    fn set_mask(&mut self, class: u8) {
+        let bit = 1 << class;
+        self.mask = (self.mask & !bit) | (u8::from(self.timers[class as usize].paused) << class);
     }
 
     /// `class` may not start a frame.
@@ -189,8 +201,9 @@ impl PfcReceiver {
     }
 
     /// The classes that may not start a frame, bit n for class n.
+    #[inline]
     pub fn paused_mask(&self) -> u8 {
-        classes(u8::MAX).fold(0, |m, c| m | (u8::from(self.paused(c)) << c))
+        self.mask
     }
 
     /// When `class` resumes unless another frame comes first, if paused.

@@ -47,9 +47,16 @@ impl Alpha {
         Alpha { num, den }
     }
 
-    /// `α·bytes`, rounded down.
+    /// `α·bytes`, rounded down (a shift when the denominator is a power
+    /// of two, as every α a scenario gives is).
+    #[inline]
     fn of(self, bytes: u64) -> u64 {
-        (bytes as u128 * self.num as u128 / self.den as u128) as u64
+        let product = bytes as u128 * self.num as u128;
+        if self.den.is_power_of_two() {
+            (product >> self.den.trailing_zeros()) as u64
+        } else {
+            (product / self.den as u128) as u64
+        }
     }
 }
 
@@ -249,6 +256,8 @@ pub struct Mmu {
     pool: u64,
     /// Bytes of the shared pool in use, over all queues.
     shared_used: u64,
+    /// Bytes of headroom in use, over all queues.
+    headroom_used: u64,
     ingress: Vec<IngressUse>,
     egress: Vec<Bytes>,
 }
@@ -303,6 +312,7 @@ impl Mmu {
             headroom: spec.headroom.clone(),
             pool,
             shared_used: 0,
+            headroom_used: 0,
             ingress: vec![IngressUse::default(); cells],
             egress: vec![Bytes(0); cells],
         })
@@ -352,6 +362,7 @@ impl Mmu {
         u.shared.0 += to_shared;
         u.headroom.0 += to_headroom;
         self.shared_used += to_shared;
+        self.headroom_used += to_headroom;
         self.egress[e].0 += bytes;
         Admission::Admitted
     }
@@ -383,6 +394,7 @@ impl Mmu {
         u.shared.0 -= from_shared;
         u.reserve.0 -= from_reserve;
         self.shared_used -= from_shared;
+        self.headroom_used -= from_headroom;
         self.egress[e].0 -= bytes;
     }
 
@@ -447,6 +459,11 @@ impl Mmu {
     /// Bytes of the shared pool in use.
     pub fn shared_used(&self) -> Bytes {
         Bytes(self.shared_used)
+    }
+
+    /// Bytes of headroom in use, over every ingress queue.
+    pub fn headroom_used(&self) -> Bytes {
+        Bytes(self.headroom_used)
     }
 
     /// Bytes of the shared pool not in use.

@@ -70,6 +70,8 @@ pub struct PortClasses {
     upper: [VecDeque<Frame>; PFC_CLASSES - 1],
     /// Bytes queued per class (the port's `occupancy` is their sum).
     pub occupancy: [u64; PFC_CLASSES],
+    /// Bit c: class c has a frame queued.
+    backlogged: u8,
     pub sched: Scheduler,
     /// Bytes held by this switch that arrived on this port, per class.
     pub ingress: [u64; PFC_CLASSES],
@@ -111,6 +113,7 @@ impl PortClasses {
         PortClasses {
             upper: Default::default(),
             occupancy: [0; PFC_CLASSES],
+            backlogged: 0,
             sched: Scheduler::new(sched),
             ingress: [0; PFC_CLASSES],
             pfc_sender: PfcSender::default(),
@@ -187,6 +190,7 @@ impl Port {
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let c = frame.class() as usize;
         pc.occupancy[c] += frame.size as u64;
+        pc.backlogged |= 1 << c;
         let st = &mut pc.stats[c];
         st.max_occupancy = st.max_occupancy.max(pc.occupancy[c]);
         match c {
@@ -211,11 +215,17 @@ impl Port {
 
     #[inline(never)]
     fn dequeue_class(&mut self, class: u8) -> Option<Frame> {
-        let frame = self.class_queue(class).pop_front()?;
+        let queue = self.class_queue(class);
+        let frame = queue.pop_front()?;
+        let emptied = queue.is_empty();
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let size = frame.size as u64;
         pc.occupancy[class as usize] -= size;
         pc.stats[class as usize].tx_bytes += size;
+        if emptied {
+            pc.backlogged &= !(1 << class);
+            pc.sched.emptied(class);
+        }
         Some(frame)
     }
 
@@ -241,14 +251,11 @@ impl Port {
                 0 => queue.front(),
                 c => upper[c as usize - 1].front(),
             }
-            .map(|f| f.size as u32)
+            .map_or(0, |f| f.size as u32)
         };
         let blocked = pc.pfc_receiver.paused_mask();
-        let class = pc.sched.pick(head, blocked)?;
-        Some((
-            class,
-            head(class).expect("picked a backlogged class") as u16,
-        ))
+        let class = pc.sched.pick_ready(pc.backlogged, blocked, head)?;
+        Some((class, head(class) as u16))
     }
 
     /// Wire time of `bytes` starting now: a multiplication on the common

@@ -111,39 +111,66 @@ impl Scheduler {
     /// so that a pause neither forfeits its unused credit nor lets credit
     /// pile up while it cannot send.
     pub fn pick(&mut self, backlog: impl Fn(u8) -> Option<u32>, blocked: u8) -> Option<u8> {
-        let heads: [Option<u32>; CLASSES] = std::array::from_fn(|c| backlog(c as u8));
-        let mut ready = 0u8;
-        for (c, head) in heads.iter().enumerate() {
-            match head {
-                None => self.deficit[c] = 0,
-                Some(_) => ready |= 1 << c,
+        let mut backlogged = 0u8;
+        for c in 0..CLASSES as u8 {
+            match backlog(c) {
+                None => self.emptied(c),
+                Some(_) => backlogged |= 1 << c,
             }
         }
-        ready &= !blocked;
+        self.pick_ready(backlogged, blocked, |c| {
+            backlog(c).expect("a backlogged class has a head")
+        })
+    }
+
+    /// `pick` for a caller that knows which classes have frames
+    /// (`backlogged`, bit c) and calls `emptied` when a class's queue
+    /// empties (DRR's own rule: a queue that empties leaves the round and
+    /// its deficit goes). `head(c)` is the size of a backlogged class's
+    /// head frame; it is asked only for the classes the round visits.
+    #[inline]
+    pub fn pick_ready(
+        &mut self,
+        backlogged: u8,
+        blocked: u8,
+        head: impl Fn(u8) -> u32,
+    ) -> Option<u8> {
+        let ready = backlogged & !blocked;
         let strict = ready & self.strict;
         if strict != 0 {
             return Some(7 - strict.leading_zeros() as u8);
         }
-        if ready & !self.strict == 0 {
+        let weighted = ready & !self.strict;
+        if weighted == 0 {
             return None;
         }
         // Some weighted class can send: every full cycle credits it a
-        // quantum, so this ends.
+        // quantum, so this ends. The turn passes straight to the next
+        // ready class in cyclic order (the others would be passed over).
         loop {
             let c = self.current as usize;
-            if let Some(head) = heads[c].filter(|_| ready & (1 << c) != 0) {
+            if weighted & (1 << c) != 0 {
                 if !self.credited {
                     self.deficit[c] += self.quantum[c];
                     self.credited = true;
                 }
-                if head as u64 <= self.deficit[c] {
-                    self.deficit[c] -= head as u64;
+                let head = head(c as u8) as u64;
+                if head <= self.deficit[c] {
+                    self.deficit[c] -= head;
                     return Some(c as u8);
                 }
             }
-            self.current = (self.current + 1) % CLASSES as u8;
+            let after = weighted & !(((2u16 << c) - 1) as u8);
+            let next = if after != 0 { after } else { weighted };
+            self.current = next.trailing_zeros() as u8;
             self.credited = false;
         }
+    }
+
+    /// The queue of `class` has emptied: it loses its DWRR deficit.
+    #[inline]
+    pub fn emptied(&mut self, class: u8) {
+        self.deficit[class as usize] = 0;
     }
 
     /// Bytes class `class` may still send in DWRR.

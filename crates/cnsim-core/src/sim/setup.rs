@@ -63,7 +63,6 @@ impl Simulator {
                             mmu: Mmu::new(&b.mmu_spec(lossless, n_classes))
                                 .expect("the scenario checked the layout"),
                             max_shared: 0,
-                            headroom_used: 0,
                             max_headroom: 0,
                             headroom_overflows: 0,
                         })

@@ -27,8 +27,7 @@ pub(super) struct SwitchState {
 pub(super) struct SharedBuffer {
     pub(super) mmu: Mmu,
     pub(super) max_shared: u64,
-    /// Headroom in use over the switch's ingress queues, and its peak.
-    pub(super) headroom_used: u64,
+    /// The peak of the headroom in use over the switch's ingress queues.
     pub(super) max_headroom: u64,
     /// Lossless frames that found their headroom full (PFC too late).
     pub(super) headroom_overflows: u64,
@@ -146,12 +145,9 @@ impl Simulator {
             self.local_port[inp as usize] as usize,
             self.local_port[out as usize] as usize,
         );
-        let class = frame.class();
-        let before = b.mmu.ingress(i, class).headroom.0;
-        match b.mmu.admit(i, o, class, frame.size as u32) {
+        match b.mmu.admit(i, o, frame.class(), frame.size as u32) {
             Admission::Admitted => {
-                b.headroom_used += b.mmu.ingress(i, class).headroom.0 - before;
-                b.max_headroom = b.max_headroom.max(b.headroom_used);
+                b.max_headroom = b.max_headroom.max(b.mmu.headroom_used().0);
                 b.max_shared = b.max_shared.max(b.mmu.shared_used().0);
                 true
             }
@@ -184,9 +180,7 @@ impl Simulator {
             self.local_port[inp as usize] as usize,
             self.local_port[out as usize] as usize,
         );
-        let before = b.mmu.ingress(i, class).headroom.0;
         b.mmu.release(i, o, class, bytes);
-        b.headroom_used -= before - b.mmu.ingress(i, class).headroom.0;
     }
 
     /// ECN at output `out` of switch `node` for a frame of `class`: at
