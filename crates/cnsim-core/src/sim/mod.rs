@@ -116,10 +116,9 @@ pub struct Simulator {
     any_pause: bool,
     /// Some switch sends PFC: without, the per-frame PFC checks are skipped.
     any_pfc: bool,
-    /// Some switch marks ECN.
-    any_ecn: bool,
-    /// Some switch has a shared buffer.
-    any_shared: bool,
+    /// Some switch marks ECN as frames join a queue / as they leave.
+    ecn_at_enqueue: bool,
+    ecn_at_dequeue: bool,
     /// Per port: its index among its node's ports (the MMU's numbering).
     local_port: Vec<u32>,
     /// Per flow: its data frames are ECN-capable.

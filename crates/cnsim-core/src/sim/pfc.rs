@@ -27,7 +27,7 @@ impl Simulator {
         }
     }
 
-    fn switch_pfc(&mut self, node: usize, inp: u32, class: u8) {
+    pub(super) fn switch_pfc(&mut self, node: usize, inp: u32, class: u8) {
         let Role::Switch(SwitchState {
             pfc: Some(spec),
             shared,

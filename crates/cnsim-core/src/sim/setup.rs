@@ -13,6 +13,7 @@ use crate::engine::rng::{component_key, stream, Geometric};
 use crate::engine::EventQueue;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum};
+use crate::net::ecn::MarkAt;
 use crate::net::mmu::Mmu;
 use crate::net::port::{Port, PortClasses};
 use crate::net::rate_limiter::{Pacing, RateLimiter};
@@ -95,10 +96,12 @@ impl Simulator {
             .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pfc.is_some()));
         // Classes and PFC give every port its class queues; without them
         // ports keep the single queue's fast path.
-        let any_ecn = sc
-            .nodes
-            .iter()
-            .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.ecn.is_some()));
+        let marks_at = |at: MarkAt| {
+            sc.nodes.iter().any(
+                |n| matches!(&n.kind, NodeKind::Switch(s) if s.ecn.is_some_and(|e| e.spec.at == at)),
+            )
+        };
+        let any_ecn = marks_at(MarkAt::Enqueue) || marks_at(MarkAt::Dequeue);
         let any_shared = sc
             .nodes
             .iter()
@@ -207,8 +210,8 @@ impl Simulator {
                 .iter()
                 .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pause.is_some())),
             any_pfc,
-            any_ecn,
-            any_shared,
+            ecn_at_enqueue: marks_at(MarkAt::Enqueue),
+            ecn_at_dequeue: marks_at(MarkAt::Dequeue),
             local_port: {
                 let mut local = vec![0; n_ports];
                 for ps in &adj {

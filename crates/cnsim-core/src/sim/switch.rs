@@ -68,7 +68,9 @@ impl Simulator {
             // Decided by the MMU below, once the other limits pass.
             BufferModel::Unlimited | BufferModel::Shared { .. } => true,
         } && sw.queue_limit.is_none_or(|l| o.occupancy + size <= l);
-        let fits = fits && (!self.any_shared || self.shared_admit(node, port, out, &frame));
+        // A shared buffer's MMU admits (and decides PFC) in one call.
+        let shared = matches!(sw.buffer, BufferModel::Shared { .. });
+        let fits = fits && (!shared || self.shared_admit(node, port, out, &frame));
         #[cfg(test)]
         let fits = fits || self.fault == super::invariants::Fault::IgnoreBuffer(out);
         let sampled = frame.is_data() && self.scheme.has_congestion_points();
@@ -117,7 +119,7 @@ impl Simulator {
         }
         let ip = &mut self.ports[port as usize];
         ip.input_occupancy += size;
-        if ip.classes.is_some() {
+        if ip.classes.is_some() && !shared {
             self.ingress_changed(node, port, frame.class(), size as i64);
         }
         self.check_admitted(node, port, out);
@@ -125,14 +127,15 @@ impl Simulator {
         q.max_occupancy = q.max_occupancy.max(occ);
         self.occupancy_changed(out as usize, occ);
         self.pause_check(node, out, port);
-        if self.any_ecn {
+        if self.ecn_at_enqueue {
             self.ecn_mark(node, out, frame.class(), MarkAt::Enqueue, None);
         }
         self.try_start(out);
     }
 
-    /// The MMU of switch `node`, if it has a shared buffer, admits `frame`
-    /// from `inp` to `out` (and counts it) or refuses it.
+    /// The MMU of shared-buffer switch `node` admits `frame` from `inp` to
+    /// `out` (and counts it, and PFC may hold the class upstream) or
+    /// refuses it.
     #[inline(never)]
     fn shared_admit(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) -> bool {
         let Role::Switch(SwitchState {
@@ -149,6 +152,9 @@ impl Simulator {
             Admission::Admitted => {
                 b.max_headroom = b.max_headroom.max(b.mmu.headroom_used().0);
                 b.max_shared = b.max_shared.max(b.mmu.shared_used().0);
+                if self.any_pfc {
+                    self.switch_pfc(node, inp, frame.class());
+                }
                 true
             }
             Admission::Dropped => false,
@@ -160,7 +166,8 @@ impl Simulator {
     }
 
     /// A frame of `class` and `bytes` admitted from `inp` to `out` at switch
-    /// `node` has left: the MMU returns its bytes.
+    /// `node` has left: the MMU returns its bytes, and PFC may release the
+    /// class upstream.
     #[inline(never)]
     pub(super) fn shared_release(
         &mut self,
@@ -181,6 +188,9 @@ impl Simulator {
             self.local_port[out as usize] as usize,
         );
         b.mmu.release(i, o, class, bytes);
+        if self.any_pfc {
+            self.switch_pfc(node, inp, class);
+        }
     }
 
     /// ECN at output `out` of switch `node` for a frame of `class`: at

@@ -88,19 +88,20 @@ impl Simulator {
                 self.queue_tx.add(pi, now, frame.size as u64);
                 self.queues[pi].tx_bytes += frame.size as u64;
                 self.occupancy_changed(pi, occ);
-                if self.any_ecn {
+                if self.ecn_at_dequeue {
                     self.ecn_mark(node, port, class, MarkAt::Dequeue, Some(&mut frame));
                 }
                 self.send_on_link(port, frame);
                 match &self.roles[node] {
-                    Role::Switch(_) => {
+                    Role::Switch(sw) => {
                         let inp = frame.in_port();
-                        if self.any_shared {
+                        let shared = sw.shared.is_some();
+                        if shared {
                             self.shared_release(node, inp, port, class, frame.size as u32);
                         }
                         let ip = &mut self.ports[inp as usize];
                         ip.input_occupancy = ip.input_occupancy.saturating_sub(frame.size as u64);
-                        if ip.classes.is_some() {
+                        if ip.classes.is_some() && !shared {
                             self.ingress_changed(node, inp, class, -(frame.size as i64));
                         }
                         self.pause_check(node, port, inp);
