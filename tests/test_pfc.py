@@ -44,3 +44,52 @@ def test_one_class_without_pfc_has_empty_tables():
     r = cnsim.run(NO_CM, duration="6ms")
     assert r.classes.empty and r.pfc_events.empty
     assert "classes" not in r.summary and "pfc" not in r.summary
+
+
+def test_buffer_occupancy_of_a_shared_buffer_switch(tmp_path):
+    r = cnsim.run(SCENARIOS / "pfc" / "incast_1000.toml", duration="2ms", set={"params.senders": 100})
+    b = r.buffer_occupancy
+    assert list(b.columns) == [
+        "time_s",
+        "switch",
+        "shared_mean_bytes",
+        "shared_max_bytes",
+        "headroom_mean_bytes",
+        "headroom_max_bytes",
+    ]
+    assert set(b["switch"]) == {"SW"} and len(b) == r.summary["n_bins"]
+    (summary,) = r.summary["buffers"]
+    # The bins' peaks are the run's peaks, and a mean never exceeds its bin's peak.
+    assert b["shared_max_bytes"].max() == summary["max_shared_used_bytes"] > 0
+    assert b["headroom_max_bytes"].max() == summary["max_headroom_used_bytes"]
+    assert (b["shared_mean_bytes"] <= b["shared_max_bytes"]).all()
+    assert (b["headroom_mean_bytes"] <= b["headroom_max_bytes"]).all()
+    assert b["shared_max_bytes"].max() <= summary["shared_pool_bytes"]
+    # The incast fills the pool past the pause threshold within the first bins;
+    # PFC then holds it there, so the level never falls back to empty.
+    assert (b["shared_mean_bytes"].iloc[2:] > 0).all()
+    again = cnsim.Result.load(r.save(tmp_path / "out"))
+    assert again.buffer_occupancy.equals(b)
+
+
+def test_the_pause_timeline_adds_up_to_the_paused_time(tmp_path):
+    from cnsim import plots
+
+    r = cnsim.run(PFC, duration="2ms")
+    intervals = plots.pause_intervals(r)
+    assert set(zip(intervals["queue"], intervals["class"])) == {("H1->SW", 3)}
+    assert (intervals["end_s"] > intervals["start_s"]).all()
+    assert (intervals["start_s"].iloc[1:].to_numpy() >= intervals["end_s"].iloc[:-1].to_numpy()).all()
+    paused = r.classes.set_index(["queue", "class"]).loc[("H1->SW", 3), "paused_time_s"]
+    assert abs((intervals["end_s"] - intervals["start_s"]).sum() - paused) < 1e-12
+    files = {p.name for p in plots.plot(r, tmp_path / "figs")}
+    assert "pfc_timeline.png" in files and "buffer_use.png" not in files  # per-input buffers
+    shared = cnsim.run(SCENARIOS / "pfc" / "incast_1000.toml", duration="1ms", set={"params.senders": 20})
+    assert "buffer_use.png" in {p.name for p in plots.plot(shared, tmp_path / "shared")}
+
+
+def test_runs_without_pfc_or_shared_buffers_draw_neither_view(tmp_path):
+    from cnsim import plots
+
+    files = {p.name for p in plots.plot(cnsim.run(NO_CM, duration="6ms"), tmp_path / "figs")}
+    assert not {"pfc_timeline.png", "buffer_use.png"} & files

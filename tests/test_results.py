@@ -207,9 +207,12 @@ def test_counters_join_their_rows_by_name_in_any_order():
 
 # --------------------------------------------------------------------------- the series schema
 
-#: A run with every series: QCN rate limiters and TCP flows.
+#: A run with every series of flows and queues: QCN rate limiters and TCP flows.
 QCN_TCP = NO_CM.parent.parent / "qcn_tcp" / "hotspot.toml"
+#: A run with the series of shared-buffer switches.
+SHARED = NO_CM.parent.parent / "pfc" / "incast_1000.toml"
 SERIES_NAMES = [name for name, _, _ in _core.SERIES]
+BUFFER_SERIES = [name for name, kind, _ in _core.SERIES if kind == "buffers"]
 
 
 @pytest.fixture(scope="module")
@@ -217,14 +220,28 @@ def raw_qcn_tcp() -> dict:
     return _core.run(QCN_TCP.read_text(), str(QCN_TCP), [("qcn.enabled", "true"), ("duration", "10ms")])
 
 
-def test_run_returns_the_declared_series(raw_qcn_tcp):
+@pytest.fixture(scope="module")
+def raw_shared() -> dict:
+    return _core.run(SHARED.read_text(), str(SHARED), [("params.senders", "20"), ("duration", "1ms")])
+
+
+@pytest.mark.parametrize("fixture", ["raw_qcn_tcp", "raw_shared"])
+def test_run_returns_the_declared_series(request, fixture):
+    raw = request.getfixturevalue(fixture)
     assert len(set(SERIES_NAMES)) == len(SERIES_NAMES)
-    assert set(raw_qcn_tcp) == {"summary", "bin_s", "n_bins", "flows", "queues", *SERIES_NAMES}
-    rows = {"flows": len(raw_qcn_tcp["flows"]["name"]), "queues": len(raw_qcn_tcp["queues"]["name"])}
+    assert set(raw) >= {"summary", "bin_s", "n_bins", "flows", "queues", *SERIES_NAMES}
+    rows = {
+        "flows": len(raw["flows"]["name"]),
+        "queues": len(raw["queues"]["name"]),
+        "buffers": len(json.loads(raw["summary"]).get("buffers", [])),
+    }
     for name, kind, dtype in _core.SERIES:
-        matrix = raw_qcn_tcp[name]
+        matrix = raw[name]
         assert matrix.dtype == np.dtype(dtype), name
-        assert matrix.shape == (rows[kind], raw_qcn_tcp["n_bins"]), name
+        if (fixture == "raw_shared") == (kind == "buffers"):
+            assert matrix.shape == (rows[kind], raw["n_bins"]), name
+        elif kind == "buffers":
+            assert matrix.shape == (0, raw["n_bins"]), name
 
 
 def test_a_run_without_a_scheme_or_tcp_has_no_rows_of_their_series():
@@ -234,14 +251,16 @@ def test_a_run_without_a_scheme_or_tcp_has_no_rows_of_their_series():
         "flow_cwnd_mean",
         "flow_retransmissions",
         "flow_timeouts",
+        *BUFFER_SERIES,
     }
     result = cnsim.Result.from_core(raw)
     assert result.rate_limiters.empty and result.transport.empty
 
 
 @pytest.mark.parametrize("name", SERIES_NAMES)
-def test_every_series_shows_in_a_table(raw_qcn_tcp, name):
+def test_every_series_shows_in_a_table(request, name):
     """A series the engine returns that no table reads is caught here: changing it changes a table."""
-    before = cnsim.Result.from_core(raw_qcn_tcp)
-    after = cnsim.Result.from_core({**raw_qcn_tcp, name: raw_qcn_tcp[name] + 1})
+    raw = request.getfixturevalue("raw_shared" if name in BUFFER_SERIES else "raw_qcn_tcp")
+    before = cnsim.Result.from_core(raw)
+    after = cnsim.Result.from_core({**raw, name: raw[name] + 1})
     assert not all(getattr(before, t).equals(getattr(after, t)) for t in TABLES), name

@@ -8,7 +8,11 @@ Views (one file each):
   in ``summary["plot"]["flows"]``;
 * ``queue_occupancy``: time-averaged occupancy (KB) vs time of the queues named
   in ``summary["plot"]["queues"]``;
-* ``drops``: total frames dropped per run (bar chart).
+* ``drops``: total frames dropped per run (bar chart);
+* ``pfc_timeline`` (runs with PFC): when each (transmitter, class) was held
+  by PFC, one row per pair, the most-paused ``TOP_PAUSED`` pairs;
+* ``buffer_use`` (runs with shared-buffer switches): shared pool and
+  headroom in use (KB) vs time per switch, the ``TOP_BUFFERS`` fullest.
 
 If a list is missing or empty: all flows, and the 4 queues with the highest
 maximum occupancy. With one result, each view has one line per item. With
@@ -35,6 +39,9 @@ from .results import FIGURES_DIR, Result  # noqa: E402
 
 FORMATS = ("png", "svg")
 FALLBACK_QUEUES = 4
+TOP_PAUSED = 12
+TOP_BUFFERS = 4
+PFC_QUANTUM_BITS = 512
 KB = 1000.0  # figures show decimal kilobytes
 
 
@@ -79,6 +86,12 @@ def draw_into(results: Result | Sequence[Result], slot: Reservation, fmt: str = 
         slot.write(f"{filename}.{fmt}", lambda path, fig=fig: _save(fig, path))
     drops = _drops_view(results, labels)
     slot.write(f"drops.{fmt}", lambda path: _save(drops, path))
+    if any(not r.pfc_events.empty for r in results):
+        timeline = _pfc_timeline_view(results, labels)
+        slot.write(f"pfc_timeline.{fmt}", lambda path: _save(timeline, path))
+    if any(not r.buffer_occupancy.empty for r in results):
+        buffers = _buffer_view(results, labels)
+        slot.write(f"buffer_use.{fmt}", lambda path: _save(buffers, path))
     return list(slot.written)
 
 
@@ -95,7 +108,8 @@ def _result_list(results: Result | Sequence[Result], fmt: str) -> list[Result]:
 
 def _unmarked_figures(directory: Path) -> set[str] | None:
     """Figure directories drawn before the marker existed: nothing but view files."""
-    names = {f"{view}.{fmt}" for view in (*(v[0] for v in VIEWS), "drops") for fmt in FORMATS}
+    views = (*(v[0] for v in VIEWS), "drops", "pfc_timeline", "buffer_use")
+    names = {f"{view}.{fmt}" for view in views for fmt in FORMATS}
     return names if all(e.name in names for e in directory.iterdir()) else None
 
 
@@ -248,6 +262,103 @@ def _drops_view(results, labels):
     ax.set_title("Frames dropped per run")
     ax.set_ylim(0, max(drops + [1]) * 1.15)
     ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def pause_intervals(result: Result) -> pd.DataFrame:
+    """When each (transmitter, class) was held by PFC: queue, class, start_s, end_s.
+
+    Built from the received PFC events: a frame with quanta > 0 holds the class
+    for quanta x 512 bit times of the link (or until a later frame for that
+    class, which replaces the timer); quanta 0 releases it.
+    """
+    rows = []
+    ev = result.pfc_events
+    ev = ev[ev["direction"] == "received"]
+    rates = dict(zip(result.queues["name"], result.queues.get("rate_gbps", pd.Series(dtype=float)) * 1e9))
+    for (queue, cls), group in ev.groupby(["queue", "class"], sort=True):
+        quantum_s = PFC_QUANTUM_BITS / rates[queue]
+        start = until = None
+        for t, quanta in zip(group["time_s"].to_numpy(), group["quanta"].to_numpy()):
+            if start is not None and until <= t:
+                rows.append((queue, cls, start, until))
+                start = None
+            if quanta == 0:
+                if start is not None:
+                    rows.append((queue, cls, start, t))
+                    start = None
+                continue
+            if start is None:
+                start = t
+            until = t + quanta * quantum_s
+        if start is not None:
+            rows.append((queue, cls, start, min(until, result.duration_s)))
+    return pd.DataFrame(rows, columns=["queue", "class", "start_s", "end_s"])
+
+
+def _pfc_timeline_view(results, labels):
+    per_run = [pause_intervals(r) for r in results]
+    fig, axes = plt.subplots(
+        len(results),
+        1,
+        figsize=(8, sum(1.2 + 0.28 * min(TOP_PAUSED, max(1, _n_pairs(p))) for p in per_run)),
+        squeeze=False,
+        constrained_layout=True,
+    )
+    for ax, result, label, intervals in zip(axes[:, 0], results, labels, per_run):
+        paused = (intervals["end_s"] - intervals["start_s"]).groupby([intervals["queue"], intervals["class"]]).sum()
+        pairs = list(paused.sort_values(ascending=False, kind="stable").index[:TOP_PAUSED])
+        for row, (queue, cls) in enumerate(pairs):
+            sel = intervals[(intervals["queue"] == queue) & (intervals["class"] == cls)]
+            spans = list(zip(sel["start_s"] * 1e3, (sel["end_s"] - sel["start_s"]) * 1e3))
+            ax.broken_barh(spans, (row - 0.4, 0.8), color=plt.cm.tab10(int(cls) % 10))
+        ax.set_yticks(range(len(pairs)), [f"{q} class {c}" for q, c in pairs], fontsize="small")
+        ax.set_ylim(len(pairs) - 0.5 if pairs else 0.5, -0.5)
+        ax.set_xlim(0, result.duration_s * 1e3)
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.set_xlabel("time (ms)")
+        n_pairs = _n_pairs(intervals)
+        more = f" (the {len(pairs)} most paused of {n_pairs})" if n_pairs > len(pairs) else ""
+        ax.set_title(f"{label}: transmitters held by PFC{more}", fontsize="medium")
+        if not pairs:
+            _empty(ax)
+    fig.suptitle("PFC pause timeline")
+    return fig
+
+
+def _n_pairs(intervals: pd.DataFrame) -> int:
+    return len(intervals[["queue", "class"]].drop_duplicates())
+
+
+def _buffer_view(results, labels):
+    peak: dict[str, float] = {}
+    for result in results:
+        for name, value in result.buffer_occupancy.groupby("switch")["shared_max_bytes"].max().items():
+            peak[name] = max(peak.get(name, 0), value)
+    switches = sorted(peak, key=lambda n: -peak[n])[:TOP_BUFFERS]
+    fig, axes = plt.subplots(
+        len(switches), 1, figsize=(8, 2.8 * len(switches) + 0.6), sharex=True, squeeze=False, constrained_layout=True
+    )
+    several = len(results) > 1
+    for ax, switch in zip(axes[:, 0], switches):
+        for i, (result, label) in enumerate(zip(results, labels)):
+            sel = result.buffer_occupancy[result.buffer_occupancy["switch"] == switch]
+            if sel.empty:
+                continue
+            color = plt.cm.tab10(i % 10)
+            prefix = f"{label}: " if several else ""
+            shared = _steps(result, sel["time_s"], sel["shared_mean_bytes"] / KB)
+            headroom = _steps(result, sel["time_s"], sel["headroom_mean_bytes"] / KB)
+            ax.plot(shared["t_ms"], shared["y"], drawstyle="steps-post", color=color, label=f"{prefix}shared pool")
+            ax.plot(
+                headroom["t_ms"], headroom["y"], drawstyle="steps-post", color=color, linestyle="--",
+                label=f"{prefix}headroom",
+            )
+            pool = next(b["shared_pool_bytes"] for b in result.summary["buffers"] if b["switch"] == switch)
+            ax.axhline(pool / KB, color=color, linestyle=":", linewidth=1, label=f"{prefix}pool size")
+        ax.set_title(switch, fontsize="medium")
+        _decorate(ax, "mean in use (KB = 1000 B)", legend=True, xlabel=ax is axes[-1, 0])
+    fig.suptitle(f"Shared buffer in use: {' vs '.join(labels)}")
     return fig
 
 

@@ -13,6 +13,10 @@ A result directory holds::
                                  scheme; target_gbps is QCN's TR, else NaN)
     transport.parquet            time_s, flow, cwnd_bytes, retransmissions, timeouts
                                  (rows only for TCP flows)
+    classes.parquet              queue, class and per-class counters (with [priorities] or PFC)
+    pfc_events.parquet           time_s, queue, node, class, quanta, direction (with PFC)
+    buffer_occupancy.parquet     time_s, switch, shared_mean_bytes, shared_max_bytes,
+                                 headroom_mean_bytes, headroom_max_bytes (shared-buffer switches)
     figures/                     only if plots were asked for
     .cnsim-result                marker: written by cnsim, with every file's size and SHA-256
 
@@ -45,15 +49,16 @@ TABLES = (
     "transport",
     "classes",
     "pfc_events",
+    "buffer_occupancy",
 )
 # Results saved before these tables existed load with them empty.
-_OPTIONAL_TABLES = ("transport", "classes", "pfc_events")
+_OPTIONAL_TABLES = ("transport", "classes", "pfc_events", "buffer_occupancy")
 FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
 _QUEUE_META = ("name", "node", "peer", "node_kind")
-# The engine's binned series by name: what their rows are ("flows" or
-# "queues") and their dtype, as cnsim-py declares them.
+# The engine's binned series by name: what their rows are ("flows", "queues"
+# or "buffers") and their dtype, as cnsim-py declares them.
 _SERIES = {name: (rows, np.dtype(dtype)) for name, rows, dtype in _core.SERIES}
 
 
@@ -102,6 +107,11 @@ class Result:
         reached), node, class, quanta (0 resumes), direction ("sent" when
         its last bit left, "received" when it took effect). Empty without
         PFC.
+    buffer_occupancy : DataFrame
+        time_s, switch, shared_mean_bytes and shared_max_bytes (the shared
+        pool in use, time-averaged and peak over the bin),
+        headroom_mean_bytes and headroom_max_bytes (headroom in use), one
+        row per shared-buffer switch and bin. Empty without shared buffers.
     path : Path or None
         The directory this result was saved to or loaded from.
     """
@@ -119,6 +129,7 @@ class Result:
         path: Path | None = None,
         classes: pd.DataFrame | None = None,
         pfc_events: pd.DataFrame | None = None,
+        buffer_occupancy: pd.DataFrame | None = None,
     ) -> None:
         self.summary = summary
         self.flows = flows
@@ -130,6 +141,7 @@ class Result:
         self.transport = transport if transport is not None else _empty_transport()
         self.classes = classes if classes is not None else _empty_classes()
         self.pfc_events = pfc_events if pfc_events is not None else _empty_pfc_events()
+        self.buffer_occupancy = buffer_occupancy if buffer_occupancy is not None else _empty_buffer_occupancy()
         self.path = path
 
     # ------------------------------------------------------------------ accessors
@@ -200,7 +212,8 @@ class Result:
         queue_meta = _meta_frame(raw["queues"], _QUEUE_META)
         n_flows, n_queues = len(flow_meta), len(queue_meta)
 
-        rows = {"flows": n_flows, "queues": n_queues}
+        buffer_names = np.array([b["switch"] for b in summary.get("buffers") or ()], dtype=object)
+        rows = {"flows": n_flows, "queues": n_queues, "buffers": len(buffer_names)}
 
         def series(name: str) -> np.ndarray:
             # Converted where used: a run without a scheme's series allocates none.
@@ -280,6 +293,18 @@ class Result:
         pfc_events = _empty_pfc_events()
         if raw.get("pfc_events") is not None:
             pfc_events = pd.DataFrame({c: raw["pfc_events"][c] for c in _PFC_EVENT_COLUMNS}).astype(_PFC_EVENT_COLUMNS)
+        buffer_occupancy = _empty_buffer_occupancy()
+        if len(buffer_names):
+            buffer_occupancy = pd.DataFrame(
+                {
+                    "time_s": np.tile(times, len(buffer_names)),
+                    "switch": np.repeat(buffer_names, n_bins),
+                    "shared_mean_bytes": series("buffer_shared_mean").ravel(),
+                    "shared_max_bytes": series("buffer_shared_max").ravel().astype(np.int64),
+                    "headroom_mean_bytes": series("buffer_headroom_mean").ravel(),
+                    "headroom_max_bytes": series("buffer_headroom_max").ravel().astype(np.int64),
+                }
+            )
         return cls(
             summary,
             flows,
@@ -291,6 +316,7 @@ class Result:
             transport,
             classes=classes,
             pfc_events=pfc_events,
+            buffer_occupancy=buffer_occupancy,
         )
 
     # ------------------------------------------------------------------ persistence
@@ -447,6 +473,18 @@ def _empty_classes() -> pd.DataFrame:
 
 def _empty_pfc_events() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in _PFC_EVENT_COLUMNS.items()})
+
+
+def _empty_buffer_occupancy() -> pd.DataFrame:
+    dtypes = {
+        "time_s": np.float64,
+        "switch": object,
+        "shared_mean_bytes": np.float64,
+        "shared_max_bytes": np.int64,
+        "headroom_mean_bytes": np.float64,
+        "headroom_max_bytes": np.int64,
+    }
+    return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
 
 
 def _empty_transport() -> pd.DataFrame:

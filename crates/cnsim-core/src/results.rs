@@ -145,6 +145,12 @@ pub struct Series {
     pub flow_cwnd_mean: Vec<f64>,
     pub flow_retransmissions: Vec<u64>,
     pub flow_timeouts: Vec<u64>,
+    /// Per shared-buffer switch (the summary's `buffers`, in order): bytes
+    /// of the shared pool and of headroom in use, time-averaged and peak.
+    pub buffer_shared_mean: Vec<f64>,
+    pub buffer_shared_max: Vec<u64>,
+    pub buffer_headroom_mean: Vec<f64>,
+    pub buffer_headroom_max: Vec<u64>,
 }
 
 /// Time to stability of one queue (docs/model.md, "Fairness and time to
@@ -209,6 +215,8 @@ pub struct QueueSummary {
     pub cn_positive: u64,
     pub cn_stop: u64,
     pub cn_dropped: u64,
+    /// The rate of the port's link, Gb/s.
+    pub rate_gbps: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -598,6 +606,7 @@ impl RunResult {
                     cn_positive: q.cn_positive,
                     cn_stop: q.cn_stop,
                     cn_dropped: q.cn_dropped,
+                    rate_gbps: link.rate.0 as f64 / 1e9,
                 }
             })
             .collect();

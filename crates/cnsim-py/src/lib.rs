@@ -201,6 +201,8 @@ impl Dtype for f64 {
 enum Rows {
     Flows,
     Queues,
+    /// Shared-buffer switches, in the order of the summary's `buffers`.
+    Buffers,
 }
 
 impl Rows {
@@ -208,6 +210,7 @@ impl Rows {
         match self {
             Rows::Flows => "flows",
             Rows::Queues => "queues",
+            Rows::Buffers => "buffers",
         }
     }
 }
@@ -230,6 +233,7 @@ macro_rules! series {
             s: cnsim_core::results::Series,
             flows: usize,
             queues: usize,
+            buffers: usize,
         ) -> PyResult<()> {
             let py = out.py();
             $(
@@ -238,6 +242,7 @@ macro_rules! series {
                     (true, _) => 0,
                     (false, Rows::Flows) => flows,
                     (false, Rows::Queues) => queues,
+                    (false, Rows::Buffers) => buffers,
                 };
                 out.set_item(stringify!($name), matrix(py, values, rows, s.n_bins)?)?;
             )*
@@ -261,6 +266,10 @@ series! {
     flow_cwnd_mean: Flows, f64;
     flow_retransmissions: Flows, u64;
     flow_timeouts: Flows, u64;
+    buffer_shared_mean: Buffers, f64;
+    buffer_shared_max: Buffers, u64;
+    buffer_headroom_mean: Buffers, f64;
+    buffer_headroom_max: Buffers, u64;
 }
 
 /// Run a scenario. Returns the summary (JSON) and the binned series as numpy matrices.
@@ -375,7 +384,8 @@ fn run<'py>(
         )?;
         out.set_item("pfc_events", pfc)?;
     }
-    set_series(&out, s, n_flows, n_queues)?;
+    let n_buffers = result.summary.buffers.len();
+    set_series(&out, s, n_flows, n_queues, n_buffers)?;
     Ok(out)
 }
 

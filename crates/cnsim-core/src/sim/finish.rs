@@ -63,6 +63,10 @@ impl Simulator {
             flow_cwnd_mean: tcp_cwnd_mean,
             flow_retransmissions: std::mem::take(&mut self.tcp_retx.data),
             flow_timeouts: std::mem::take(&mut self.tcp_timeouts.data),
+            buffer_shared_mean: self.buffer_shared.finish(end),
+            buffer_shared_max: std::mem::take(&mut self.buffer_shared.max),
+            buffer_headroom_mean: self.buffer_headroom.finish(end),
+            buffer_headroom_max: std::mem::take(&mut self.buffer_headroom.max),
         };
         let watchdog = self
             .watchdog_spec

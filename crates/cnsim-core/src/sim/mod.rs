@@ -155,6 +155,9 @@ pub struct Simulator {
     /// XOFF frames sent per port and bin.
     queue_xoff: BinnedSum,
     queue_occ: BinnedLevel,
+    /// Per shared-buffer switch: shared pool and headroom in use.
+    buffer_shared: BinnedLevel,
+    buffer_headroom: BinnedLevel,
     n_events: u64,
     frame_hops: u64,
     /// Running hash of the event trace (time, kind, element).

@@ -48,6 +48,7 @@ impl Simulator {
         }
         let n_classes = sc.priorities.as_ref().map_or(1, |p| p.classes);
         let mut roles = Vec::with_capacity(sc.nodes.len());
+        let mut n_buffers = 0;
         for (n, node) in sc.nodes.iter().enumerate() {
             roles.push(match &node.kind {
                 NodeKind::Switch(s) => Role::Switch(SwitchState {
@@ -60,9 +61,11 @@ impl Simulator {
                         .map(|e| (e, stream(seed, component_key("ecn", &node.name)))),
                     shared: s.shared.as_ref().map(|b| {
                         let lossless = s.pfc.map_or(0, |p| p.classes);
+                        n_buffers += 1;
                         Box::new(SharedBuffer {
                             mmu: Mmu::new(&b.mmu_spec(lossless, n_classes))
                                 .expect("the scenario checked the layout"),
+                            row: n_buffers - 1,
                             max_shared: 0,
                             max_headroom: 0,
                             headroom_overflows: 0,
@@ -255,6 +258,8 @@ impl Simulator {
             queue_drops: BinnedSum::new(n_ports, n_bins, sc.bin),
             queue_xoff: BinnedSum::new(n_ports, n_bins, sc.bin),
             queue_occ: BinnedLevel::new(n_ports, n_bins, sc.bin),
+            buffer_shared: BinnedLevel::new(n_buffers, n_bins, sc.bin),
+            buffer_headroom: BinnedLevel::new(n_buffers, n_bins, sc.bin),
             n_events: 0,
             frame_hops: 0,
             fingerprint: 0,

@@ -26,6 +26,8 @@ pub(super) struct SwitchState {
 /// A shared-buffer switch's MMU and what the results report of it.
 pub(super) struct SharedBuffer {
     pub(super) mmu: Mmu,
+    /// Its row in the buffer series.
+    pub(super) row: usize,
     pub(super) max_shared: u64,
     /// The peak of the headroom in use over the switch's ingress queues.
     pub(super) max_headroom: u64,
@@ -150,8 +152,12 @@ impl Simulator {
         );
         match b.mmu.admit(i, o, frame.class(), frame.size as u32) {
             Admission::Admitted => {
-                b.max_headroom = b.max_headroom.max(b.mmu.headroom_used().0);
-                b.max_shared = b.max_shared.max(b.mmu.shared_used().0);
+                let (shared, headroom) = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
+                b.max_headroom = b.max_headroom.max(headroom);
+                b.max_shared = b.max_shared.max(shared);
+                let (row, now) = (b.row, self.now);
+                self.buffer_shared.set(row, now, shared);
+                self.buffer_headroom.set(row, now, headroom);
                 if self.any_pfc {
                     self.switch_pfc(node, inp, frame.class());
                 }
@@ -188,6 +194,10 @@ impl Simulator {
             self.local_port[out as usize] as usize,
         );
         b.mmu.release(i, o, class, bytes);
+        let (row, now) = (b.row, self.now);
+        let (shared, headroom) = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
+        self.buffer_shared.set(row, now, shared);
+        self.buffer_headroom.set(row, now, headroom);
         if self.any_pfc {
             self.switch_pfc(node, inp, class);
         }
