@@ -93,3 +93,20 @@ def test_runs_without_pfc_or_shared_buffers_draw_neither_view(tmp_path):
 
     files = {p.name for p in plots.plot(cnsim.run(NO_CM, duration="6ms"), tmp_path / "figs")}
     assert not {"pfc_timeline.png", "buffer_use.png"} & files
+
+
+def test_validate_shows_the_computed_headroom_and_static_routes():
+    resolved = cnsim.validate(SCENARIOS / "pfc" / "incast_1000.toml", set={"params.senders": 2})
+    (sw,) = [n for n in resolved["nodes"] if n["kind"] == "switch"]
+    assert sw["switch"]["pfc"]["classes"] == [3]
+    # docs/model.md's rule: 10 Gb/s x (0.5 us of cable both ways + 1 us host
+    # response) = 2,500 B, two largest frames (3,000 B), the PFC frame (64 B)
+    # and the frame admitted before XOFF is decided (1,500 B).
+    assert sw["switch"]["shared"]["headroom"] == [
+        {"peer": peer, "bytes": 2_500 + 3_000 + 64 + 1_500} for peer in ("H1", "H2", "R", "L")
+    ]
+    clos = cnsim.validate(SCENARIOS / "pfc" / "deadlock_clos_bounce.toml")
+    routes = {n["name"]: n["switch"].get("routes") for n in clos["nodes"] if n["kind"] == "switch"}
+    assert routes["S1"] == [{"to": ["DA"], "via": "L2"}]
+    assert routes["L1"] == [{"to": ["DA", "DC"], "via": "S1"}]
+    assert routes["L3"] is None

@@ -222,6 +222,37 @@ def validate(file: str, sets: tuple[str, ...], as_json: bool) -> None:
 
     duration = format_seconds(float(resolved.get("duration_s", 0.0)))
     click.echo(f"{file}: ok — {n_nodes} nodes, {n_links} links, {n_flows} flows, duration {duration}")
+    for line in _switch_notes(resolved):
+        click.echo(f"  {line}")
+
+
+def _switch_notes(resolved: dict) -> list[str]:
+    """What validate says of classes and switches beyond the counts: the classes, the
+    switches with PFC, the shared buffers' computed headroom, static routes."""
+    notes = []
+    if resolved.get("priorities"):
+        notes.append(f"{resolved['priorities']['classes']} traffic classes")
+    switches = [n for n in resolved.get("nodes", []) if n.get("kind") == "switch"]
+    pfc = [n["name"] for n in switches if n["switch"].get("pfc")]
+    if pfc:
+        classes = sorted({c for n in switches if n["switch"].get("pfc") for c in n["switch"]["pfc"]["classes"]})
+        notes.append(f"PFC on {_names(pfc)} (classes {', '.join(map(str, classes))})")
+    for n in switches:
+        shared = n["switch"].get("shared")
+        if shared and shared["headroom"]:
+            sizes = [h["bytes"] for h in shared["headroom"]]
+            span = f"{min(sizes):,} B" if min(sizes) == max(sizes) else f"{min(sizes):,}-{max(sizes):,} B"
+            notes.append(
+                f"{n['name']}: shared buffer of {shared['total']:,} B, headroom {span} per port and lossless class"
+            )
+    routed = [n["name"] for n in switches if n["switch"].get("routes")]
+    if routed:
+        notes.append(f"static routes at {_names(routed)}")
+    return notes[:12]
+
+
+def _names(names: list[str], limit: int = 6) -> str:
+    return ", ".join(names) if len(names) <= limit else f"{', '.join(names[:limit])} and {len(names) - limit} more"
 
 
 @cli.command()

@@ -26,9 +26,10 @@ def print_run_report(result: Result, out: Path, figures: Sequence[Path] = (), co
     if queues is not None:
         console.print(queues)
     totals = s.get("totals") or {}
+    pfc = f"  ·  PFC frames sent: {_int(s['pfc'].get('frames_sent'))}" if s.get("pfc") else ""
     console.print(
         f"total drops: [bold]{_int(totals.get('dropped_frames'))}[/bold] frames "
-        f"({_int(totals.get('dropped_bytes'))} B)  ·  pause frames sent: {_int(totals.get('pause_frames_sent'))}"
+        f"({_int(totals.get('dropped_bytes'))} B)  ·  pause frames sent: {_int(totals.get('pause_frames_sent'))}{pfc}"
     )
     console.print(performance_line(s))
     print_warnings(result, console)

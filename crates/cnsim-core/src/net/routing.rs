@@ -10,11 +10,15 @@
 //! every run and with every seed, while different flows spread over the
 //! group.
 //!
+//! A switch's static routes (`SwitchSpec::routes`) then replace its entries
+//! toward the hosts they name with the one port toward their `via`
+//! neighbour; `Routes::find_loop` finds a forwarding loop they create.
+//!
 //! The table has a row for every node up to the last switch (a scenario
 //! lists its switches first, so that is one row per switch): a host's
 //! route is its only port, and the engine asks the table at switches only.
 
-use super::topology::{LinkSpec, NodeSpec};
+use super::topology::{LinkSpec, NodeKind, NodeSpec};
 use std::collections::{HashMap, VecDeque};
 
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -152,6 +156,21 @@ impl Routes {
                 }
             }
         }
+        for (u, node) in nodes.iter().enumerate() {
+            let NodeKind::Switch(s) = &node.kind else {
+                continue;
+            };
+            for r in &s.routes {
+                let port = adj[u]
+                    .iter()
+                    .find(|&&(_, v)| v == r.via)
+                    .map(|&(p, _)| p)
+                    .expect("the scenario checked that a route's via is a neighbour");
+                for &h in &r.hosts {
+                    next[u * n_hosts + host_of[h] as usize] = port;
+                }
+            }
+        }
         Routes {
             n_hosts,
             host_of,
@@ -217,6 +236,63 @@ impl Routes {
             None => from,
         };
         at == to || (at < self.rows && self.next[at * self.n_hosts + h as usize] != NO_ROUTE)
+    }
+
+    /// A cycle of switches that frames toward host node `to` can go round
+    /// forever (some member of each ECMP group on the way counts), as the
+    /// switches in order with the first repeated at the end; `None` if every
+    /// path ends at `to`. Only static routes can make one.
+    pub fn find_loop(&self, links: &[LinkSpec], to: usize) -> Option<Vec<usize>> {
+        let h = self.host_of[to];
+        let peer = |port: u32| {
+            let l = &links[port as usize / 2];
+            if port % 2 == 0 {
+                l.b
+            } else {
+                l.a
+            }
+        };
+        // Depth-first search over the switches with the usual three
+        // colours: 0 unvisited, 1 on the current path, 2 done.
+        let mut colour = vec![0u8; self.rows];
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for start in 0..self.rows {
+            if colour[start] != 0 || self.host_of[start] != u32::MAX {
+                continue;
+            }
+            colour[start] = 1;
+            stack.push((start, 0));
+            while let Some(&mut (u, ref mut i)) = stack.last_mut() {
+                let ports = self.next_ports(u, h);
+                if *i == ports.len() {
+                    colour[u] = 2;
+                    stack.pop();
+                    continue;
+                }
+                let v = peer(ports[*i]);
+                *i += 1;
+                if v >= self.rows || self.host_of[v] != u32::MAX {
+                    continue;
+                }
+                match colour[v] {
+                    0 => {
+                        colour[v] = 1;
+                        stack.push((v, 0));
+                    }
+                    1 => {
+                        let at = stack
+                            .iter()
+                            .position(|&(w, _)| w == v)
+                            .expect("on the path");
+                        let mut cycle: Vec<usize> = stack[at..].iter().map(|&(w, _)| w).collect();
+                        cycle.push(v);
+                        return Some(cycle);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        None
     }
 
     /// Entries in the table and in its groups (for memory estimates and tests).
@@ -466,5 +542,91 @@ between = ["D", "E"]
             }
         }
         assert_eq!(yes, 4, "A<->B and D<->E");
+    }
+
+    /// DIAMOND with a static route at `switch`.
+    fn diamond_with(switch: &str, route: &str) -> String {
+        DIAMOND.replacen(
+            &format!("name = \"{switch}\"\n"),
+            &format!("name = \"{switch}\"\nroutes = [{route}]\n"),
+            1,
+        )
+    }
+
+    #[test]
+    fn a_static_route_replaces_the_group_and_leaves_the_rest() {
+        let (sc, r) = routes(&diamond_with("A", r#"{ to = "H2", via = "B2" }"#));
+        let (a, c) = (node(&sc, "A"), node(&sc, "C"));
+        let (h1, h2) = (
+            r.host_number(node(&sc, "H1")).unwrap(),
+            r.host_number(node(&sc, "H2")).unwrap(),
+        );
+        // Port 4: link 2 (A - B2) at its `a` end.
+        assert_eq!(r.next_ports(a, h2), &[4]);
+        assert!((0..64).all(|f| r.next_port(a, h2, f) == 4));
+        assert_eq!(r.next_ports(a, h1), &[1]);
+        assert_eq!(r.next_ports(c, h1), &[7, 9]);
+        assert_eq!(r.find_loop(&sc.links, node(&sc, "H2")), None);
+        // A detour that still ends at the host: B1 sends H2's frames back
+        // to A, which sends them on through B2.
+        let text = diamond_with("A", r#"{ to = "H2", via = "B2" }"#);
+        let text = text.replacen(
+            "name = \"B1\"\n",
+            "name = \"B1\"\nroutes = [{ to = \"H2\", via = \"A\" }]\n",
+            1,
+        );
+        let (sc, r) = routes(&text);
+        let b1 = node(&sc, "B1");
+        assert_eq!(r.next_ports(b1, h2), &[3], "link 1 at its b end");
+        assert_eq!(r.find_loop(&sc.links, node(&sc, "H2")), None);
+    }
+
+    #[test]
+    fn a_static_route_that_makes_a_loop_is_refused_with_the_loop() {
+        // A sends H2's frames to B1 and B1 back to A.
+        let text = diamond_with("A", r#"{ to = "H2", via = "B1" }"#).replacen(
+            "name = \"B1\"\n",
+            "name = \"B1\"\nroutes = [{ to = \"H2\", via = \"A\" }]\n",
+            1,
+        );
+        let e = load(&text, "t.toml", Format::Toml, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("routes[0].to: frames toward 'H2' would loop for ever: A -> B1 -> A"),
+            "{e}"
+        );
+        // C sends H2's frames to B2, whose only shortest path to H2 is
+        // back through C; the search reaches the loop from A through a
+        // member of A's group.
+        let text = diamond_with("C", r#"{ to = "H2", via = "B2" }"#);
+        let e = load(&text, "t.toml", Format::Toml, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("would loop for ever: C -> B2 -> C"), "{e}");
+        for (route, message) in [
+            (
+                r#"{ to = "H2", via = "C" }"#,
+                "routes[0].via: expected a switch linked to 'A' (B1, B2), found 'C'",
+            ),
+            (
+                r#"{ to = "H2", via = "H1" }"#,
+                "routes[0].via: expected a switch linked to 'A' (B1, B2), found 'H1'",
+            ),
+            (
+                r#"{ to = "B1", via = "B1" }"#,
+                "routes[0].to: expected a host, found switch 'B1'",
+            ),
+            (r#"{ via = "B1" }"#, "routes[0]: missing field 'to'"),
+            (
+                r#"{ to = "H2", via = "B1", by = 1 }"#,
+                "routes[0].by: unknown field 'by'; expected one of 'to', 'via'",
+            ),
+        ] {
+            let e = load(&diamond_with("A", route), "t.toml", Format::Toml, &[])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(message), "{route}: {e}");
+        }
     }
 }

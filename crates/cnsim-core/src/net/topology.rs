@@ -65,6 +65,18 @@ pub struct SwitchSpec {
     pub shared: Option<crate::net::mmu::SharedBufferSpec>,
     /// Output queues are congestion points (when a scheme is configured).
     pub congestion_point: bool,
+    /// Routes that replace the shortest paths toward some hosts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<StaticRoute>,
+}
+
+/// Frames toward `hosts` (node indices) leave through the link to the
+/// neighbouring switch `via`, whatever the shortest paths are: a stale
+/// route after a link failure, or a path a study wants to force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StaticRoute {
+    pub hosts: Vec<usize>,
+    pub via: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -264,6 +264,7 @@ impl<'a> Builder<'a> {
         }
 
         let links = self.links(&entries.links, &defaults, &nodes, &by_name)?;
+        self.static_routes(&mut nodes, &links, &entries.switches, &by_name)?;
         let sources = self.sources(
             &entries.sources,
             &defaults,
@@ -512,6 +513,9 @@ impl<'a> Builder<'a> {
         }
         if d.host.as_ref().is_some_and(|s| s.name.is_some()) {
             return bad(dp.key("host").key("name"), "a host name");
+        }
+        if d.switch.as_ref().is_some_and(|s| s.routes.is_some()) {
+            return bad(dp.key("switch").key("routes"), "a switch's routes");
         }
         if d.link.as_ref().is_some_and(|s| s.between.is_some()) {
             return bad(dp.key("link").key("between"), "link endpoints");

@@ -191,6 +191,7 @@ impl Builder<'_> {
             ecn,
             shared: None,
             congestion_point,
+            routes: Vec::new(),
         })
     }
 
@@ -543,6 +544,119 @@ impl Builder<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Resolves each switch's `routes` (hosts, a neighbouring switch) into
+    /// its spec, then refuses a forwarding loop they create, naming the
+    /// switches on it. Frames on a loop would circle for ever (Ethernet has
+    /// no hop limit); a detour that ends at the host (a "bounce" through a
+    /// lower tier) is fine.
+    pub(super) fn static_routes(
+        &self,
+        nodes: &mut [NodeSpec],
+        links: &[LinkSpec],
+        switches: &[Entry<RawSwitch>],
+        by_name: &HashMap<String, (usize, FieldPath)>,
+    ) -> Result<(), ScenarioError> {
+        // Where each (switch, host) route was given, for the loop's message.
+        let mut given: HashMap<(usize, usize), FieldPath> = HashMap::new();
+        for (n, Entry { path: p, raw: sw }) in switches.iter().enumerate() {
+            let Some(raw) = &sw.routes else { continue };
+            let mut routes = Vec::with_capacity(raw.len());
+            for (k, r) in raw.iter().enumerate() {
+                let rp = p.key("routes").index(k);
+                let to = r.to.as_ref().ok_or_else(|| {
+                    self.err(&rp, "missing field 'to' (the hosts this route leads to)")
+                })?;
+                let via = r.via.as_ref().ok_or_else(|| {
+                    self.err(
+                        &rp,
+                        "missing field 'via' (the neighbouring switch to send to)",
+                    )
+                })?;
+                let names: Vec<(&String, FieldPath)> = match to {
+                    Destinations::One(h) => vec![(h, rp.key("to"))],
+                    Destinations::Many(list) => list
+                        .iter()
+                        .enumerate()
+                        .map(|(j, h)| (h, rp.key("to").index(j)))
+                        .collect(),
+                };
+                let mut hosts = Vec::with_capacity(names.len());
+                for (h, hp) in names {
+                    let host = self.host_index(h, &hp, nodes, by_name)?;
+                    if let Some(first) = given.insert((n, host), hp.clone()) {
+                        return Err(self.err(
+                            &hp,
+                            format!("a second route toward '{h}' (the first is {first})"),
+                        ));
+                    }
+                    hosts.push(host);
+                }
+                let neighbour = links
+                    .iter()
+                    .find_map(|l| match (l.a == n, l.b == n) {
+                        (true, _) if nodes[l.b].name == *via => Some(l.b),
+                        (_, true) if nodes[l.a].name == *via => Some(l.a),
+                        _ => None,
+                    })
+                    .filter(|&v| !nodes[v].is_host());
+                let Some(via) = neighbour else {
+                    let linked: Vec<&str> = links
+                        .iter()
+                        .filter_map(|l| match (l.a == n, l.b == n) {
+                            (true, _) => Some(l.b),
+                            (_, true) => Some(l.a),
+                            _ => None,
+                        })
+                        .filter(|&v| !nodes[v].is_host())
+                        .map(|v| nodes[v].name.as_str())
+                        .collect();
+                    return Err(self.err(
+                        &rp.key("via"),
+                        format!(
+                            "expected a switch linked to '{}' ({}), found '{via}'",
+                            nodes[n].name,
+                            if linked.is_empty() {
+                                "none is".to_string()
+                            } else {
+                                linked.join(", ")
+                            }
+                        ),
+                    ));
+                };
+                routes.push(StaticRoute { hosts, via });
+            }
+            let NodeKind::Switch(spec) = &mut nodes[n].kind else {
+                unreachable!("switches come first among the nodes")
+            };
+            spec.routes = routes;
+        }
+        if given.is_empty() {
+            return Ok(());
+        }
+        let table = crate::net::routing::Routes::compute(nodes, links);
+        let mut hosts: Vec<usize> = given.keys().map(|&(_, h)| h).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        for h in hosts {
+            if let Some(cycle) = table.find_loop(links, h) {
+                let at = cycle
+                    .iter()
+                    .find_map(|&s| given.get(&(s, h)))
+                    .expect("only static routes make loops");
+                let path: Vec<&str> = cycle.iter().map(|&s| nodes[s].name.as_str()).collect();
+                return Err(self.err(
+                    at,
+                    format!(
+                        "frames toward '{}' would loop for ever: {}",
+                        nodes[h].name,
+                        path.join(" -> ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Every source must reach each of its destinations through switches only.

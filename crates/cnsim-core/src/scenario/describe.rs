@@ -1,7 +1,8 @@
 //! What `cnsim validate` shows of a resolved scenario.
 
 use super::budget::memory_estimate;
-use super::spec::Scenario;
+use super::spec::{NodeKind, Scenario, SwitchSpec};
+use serde_json::{json, Value};
 
 impl Scenario {
     /// A short description with names resolved: what `cnsim validate` shows.
@@ -12,10 +13,13 @@ impl Scenario {
             "duration_s": self.duration.as_secs_f64(),
             "seed": self.seed,
             "bin_s": self.bin.as_secs_f64(),
-            "nodes": self.nodes.iter().map(|n| serde_json::json!({
-                "name": n.name,
-                "kind": if n.is_host() { "host" } else { "switch" },
-            })).collect::<Vec<_>>(),
+            "nodes": self.nodes.iter().enumerate().map(|(i, n)| match &n.kind {
+                NodeKind::Host(_) => json!({"name": n.name, "kind": "host"}),
+                NodeKind::Switch(s) => json!({
+                    "name": n.name, "kind": "switch", "switch": self.describe_switch(i, s),
+                }),
+            }).collect::<Vec<_>>(),
+            "priorities": self.priorities,
             "links": self.links.iter().map(|l| serde_json::json!({
                 "a": node_name(l.a), "b": node_name(l.b),
                 "rate_bps": l.rate.0, "delay_s": l.delay.as_secs_f64(),
@@ -29,5 +33,47 @@ impl Scenario {
             "sweep": self.sweep,
             "memory_estimate_bytes": memory_estimate(self),
         })
+    }
+
+    /// A switch's resolved settings (sizes in bytes, times in seconds), with
+    /// names for indices: PFC's classes, the computed headroom per port (by
+    /// peer) and the static routes.
+    fn describe_switch(&self, node: usize, s: &SwitchSpec) -> Value {
+        let mut v = serde_json::to_value(s).expect("specs serialize");
+        let name = |i: usize| self.nodes[i].name.clone();
+        let o = v.as_object_mut().expect("a switch is a table");
+        o.remove("latency");
+        o.remove("response_time");
+        o.insert("latency_s".into(), json!(s.latency.as_secs_f64()));
+        o.insert(
+            "response_time_s".into(),
+            json!(s.response_time.as_secs_f64()),
+        );
+        if let Some(pfc) = &s.pfc {
+            let classes: Vec<u8> = (0..8).filter(|c| pfc.classes & (1 << c) != 0).collect();
+            v["pfc"]["classes"] = json!(classes);
+        }
+        if let Some(shared) = &s.shared {
+            let peers = self
+                .links
+                .iter()
+                .filter_map(|l| match (l.a == node, l.b == node) {
+                    (true, _) => Some(l.b),
+                    (_, true) => Some(l.a),
+                    _ => None,
+                });
+            v["shared"]["headroom"] = peers
+                .zip(&shared.headroom)
+                .map(|(peer, bytes)| json!({"peer": name(peer), "bytes": bytes.0}))
+                .collect();
+        }
+        if !s.routes.is_empty() {
+            v["routes"] = s
+                .routes
+                .iter()
+                .map(|r| json!({"to": r.hosts.iter().map(|&h| name(h)).collect::<Vec<_>>(), "via": name(r.via)}))
+                .collect();
+        }
+        v
     }
 }

@@ -258,6 +258,17 @@ pub struct RawSwitch {
     /// Whether this switch's output queues act as congestion points when a
     /// congestion-notification scheme is configured (default true).
     pub congestion_point: Option<bool>,
+    /// Routes that replace the shortest paths toward some hosts.
+    pub routes: Option<Vec<RawRoute>>,
+}
+
+/// `{ to = ["H3", "H4"], via = "L2" }`: frames toward these hosts leave
+/// through the link to this neighbouring switch.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRoute {
+    pub to: Option<Destinations>,
+    pub via: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

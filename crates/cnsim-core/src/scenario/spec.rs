@@ -7,7 +7,9 @@ use serde::Serialize;
 
 pub use crate::flowctl::pause::PauseSpec;
 pub use crate::net::port::ServiceSchedule;
-pub use crate::net::topology::{BufferModel, HostSpec, LinkSpec, NodeKind, NodeSpec, SwitchSpec};
+pub use crate::net::topology::{
+    BufferModel, HostSpec, LinkSpec, NodeKind, NodeSpec, StaticRoute, SwitchSpec,
+};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Scenario {
