@@ -323,6 +323,54 @@ fn marking_alone_changes_nothing_else_and_leaves_not_ect_frames_alone() {
 }
 
 #[test]
+fn a_port_takes_the_parameters_of_its_link_rate() {
+    // SW->H3 runs at 10 Gb/s: K of 1 MB there, above what the 150 KB
+    // buffer can hold, marks nothing; parameters for another rate leave
+    // the port on the base K of 30 KB, which marks as without them.
+    let of_10g = marking(
+        r#"rule = "step", k = "30KB", rates = [{ rate = "10Gbps", k = "1MB" }]"#,
+        true,
+        0.8,
+    );
+    assert_eq!(class_row(&of_10g, "SW->H3", 0).ecn_marked, 0);
+    let of_40g = marking(
+        r#"rule = "step", k = "30KB", rates = [{ rate = "40Gbps", k = "1MB" }]"#,
+        true,
+        0.8,
+    );
+    let base = marking(STEP, true, 0.8);
+    assert!(class_row(&base, "SW->H3", 0).ecn_marked > 0);
+    assert_eq!(
+        class_row(&of_40g, "SW->H3", 0).ecn_marked,
+        class_row(&base, "SW->H3", 0).ecn_marked
+    );
+    for (ecn, message) in [
+        (
+            r#"rule = "step", k = "30KB", rates = [{ rate = "10Gbps", kmin = "1KB" }]"#,
+            "switches[0].ecn.rates[0].kmin: not a parameter of this rule",
+        ),
+        (
+            r#"rule = "step", k = "30KB", rates = [{ k = "1KB" }]"#,
+            "switches[0].ecn.rates[0]: missing field 'rate'",
+        ),
+        (
+            r#"rule = "step", k = "3KB", rates = [{ rate = "10Gbps", k = "1KB" }, { rate = "10Gbps", k = "2KB" }]"#,
+            "switches[0].ecn.rates[1].rate: 10Gbps is listed twice",
+        ),
+    ] {
+        let e = cnsim_core::scenario::load(
+            &two_to_one(TOP, &format!("ecn = {{ {ecn} }}"), ""),
+            "t.toml",
+            cnsim_core::scenario::Format::Toml,
+            &[],
+        )
+        .expect_err("refused")
+        .to_string();
+        assert!(e.contains(message), "{ecn}: {e}");
+    }
+}
+
+#[test]
 fn a_queue_below_the_threshold_marks_nothing() {
     let r = marking(STEP, true, 0.3);
     assert!(queue(&r, "SW->H3").max_occupancy_bytes <= 30_000);

@@ -3,7 +3,7 @@
 //! length, whether to mark it.
 
 use crate::engine::rng::{unit_open0, Stream};
-use crate::units::Bytes;
+use crate::units::{Bytes, Rate};
 
 /// The two ECN bits of the IP header, with their RFC 3168 values.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -88,18 +88,32 @@ pub struct EcnSpec {
 }
 
 /// A switch's ECN marking (`ecn` of a switch): the rule, on the output
-/// queues of these classes.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+/// queues of these classes, with other parameters on ports of some link
+/// rates (as DCQCN deployments set Kmin/Kmax per port speed).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SwitchEcn {
     pub spec: EcnSpec,
     /// Bit n: class n's queues mark.
     pub classes: u8,
+    /// The rule of ports whose link has this rate, instead of `spec.rule`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_rate: Vec<(Rate, EcnRule)>,
 }
 
-impl EcnSpec {
+impl SwitchEcn {
+    /// The rule of a port whose link runs at `rate`.
+    pub fn rule_at(&self, rate: Rate) -> EcnRule {
+        self.by_rate
+            .iter()
+            .find(|(r, _)| *r == rate)
+            .map_or(self.spec.rule, |&(_, rule)| rule)
+    }
+}
+
+impl EcnRule {
     /// Why the parameters make no sense, if they do not.
     pub fn validate(&self) -> Result<(), String> {
-        match self.rule {
+        match *self {
             EcnRule::Red { kmin, kmax, pmax } => {
                 if kmin > kmax {
                     return Err(format!("kmin ({kmin}) is above kmax ({kmax})"));
@@ -116,7 +130,7 @@ impl EcnSpec {
     /// The probability of marking a frame when the queue holds `queue`
     /// bytes.
     pub fn mark_probability(&self, queue: Bytes) -> f64 {
-        match self.rule {
+        match *self {
             EcnRule::Red { kmin, kmax, pmax } => {
                 if queue <= kmin {
                     0.0
@@ -159,14 +173,11 @@ mod tests {
     use crate::engine::rng::stream;
     use rand::RngExt;
 
-    fn red(kmin: u64, kmax: u64, pmax: f64) -> EcnSpec {
-        EcnSpec {
-            rule: EcnRule::Red {
-                kmin: Bytes(kmin),
-                kmax: Bytes(kmax),
-                pmax,
-            },
-            at: MarkAt::Enqueue,
+    fn red(kmin: u64, kmax: u64, pmax: f64) -> EcnRule {
+        EcnRule::Red {
+            kmin: Bytes(kmin),
+            kmax: Bytes(kmax),
+            pmax,
         }
     }
 
@@ -205,10 +216,7 @@ mod tests {
 
     #[test]
     fn the_step_marks_strictly_above_k_and_draws_nothing() {
-        let e = EcnSpec {
-            rule: EcnRule::Step { k: Bytes(97_500) },
-            at: MarkAt::Dequeue,
-        };
+        let e = EcnRule::Step { k: Bytes(97_500) };
         let mut rng = stream(5, 0);
         let untouched = rng.clone();
         assert!(!e.should_mark(Bytes(0), &mut rng));

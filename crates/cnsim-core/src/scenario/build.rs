@@ -421,7 +421,7 @@ impl<'a> Builder<'a> {
                 }
             }
             // Without a list, ECN marks every class there is.
-            if let Some(ecn) = sw.ecn.filter(|e| e.classes != u8::MAX) {
+            if let Some(ecn) = sw.ecn.as_ref().filter(|e| e.classes != u8::MAX) {
                 if let Some(c) = crate::flowctl::pfc::classes(ecn.classes).find(|&c| c >= classes) {
                     return Err(self.err(&e.path.key("ecn").key("classes"), beyond(c)));
                 }

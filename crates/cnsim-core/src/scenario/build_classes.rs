@@ -7,7 +7,9 @@ use super::build::Builder;
 use super::entry::Entry;
 use super::error::{FieldPath, ScenarioError};
 use super::schema::RawSwitch;
-use super::schema::{EcnRuleKind, RawEcn, RawMmu, RawPfc, RawPriorities, SchedulerKind};
+use super::schema::{
+    EcnRuleKind, RawEcn, RawEcnRate, RawMmu, RawPfc, RawPriorities, SchedulerKind,
+};
 use super::spec::PrioritySpec;
 use super::spec::SourceSpec;
 use crate::flowctl::headroom::HeadroomTerms;
@@ -16,8 +18,8 @@ use crate::net::ecn::{EcnRule, EcnSpec, MarkAt, SwitchEcn};
 use crate::net::mmu::{Alpha, SharedBufferSpec, Threshold};
 use crate::net::sched::{ClassSched, SchedSpec};
 use crate::net::topology::{BufferModel, LinkSpec, NodeKind, NodeSpec};
-use crate::units::Bytes;
 use crate::units::Time;
+use crate::units::{Bytes, Rate};
 
 impl Builder<'_> {
     /// `[priorities]`. `largest_frame` (bytes) sets DWRR's quantum per
@@ -116,9 +118,54 @@ impl Builder<'_> {
 
     /// A switch's `ecn` table at `ep`.
     pub(super) fn ecn(&self, raw: &RawEcn, ep: &FieldPath) -> Result<SwitchEcn, ScenarioError> {
-        let rule = raw
+        let kind = raw
             .rule
             .ok_or_else(|| self.err(ep, "missing field 'rule' (\"red\" or \"step\")"))?;
+        let params = RawEcnRate {
+            rate: None,
+            kmin: raw.kmin.clone(),
+            kmax: raw.kmax.clone(),
+            pmax: raw.pmax,
+            k: raw.k.clone(),
+        };
+        let rule = self.ecn_rule(kind, &params, ep)?;
+        let mut by_rate: Vec<(Rate, EcnRule)> = Vec::new();
+        for (i, r) in raw.rates.iter().flatten().enumerate() {
+            let rp = ep.key("rates").index(i);
+            let rate = r.rate.as_ref().ok_or_else(|| {
+                self.err(
+                    &rp,
+                    "missing field 'rate' (the link rate these parameters are for)",
+                )
+            })?;
+            let rate = self.rate(rate, &rp.key("rate"))?;
+            if by_rate.iter().any(|(r, _)| *r == rate) {
+                return Err(self.err(&rp.key("rate"), format!("{rate} is listed twice")));
+            }
+            by_rate.push((rate, self.ecn_rule(kind, r, &rp)?));
+        }
+        let classes = match &raw.classes {
+            None => u8::MAX,
+            Some(list) => self.class_mask(list, &ep.key("classes"))?,
+        };
+        Ok(SwitchEcn {
+            spec: EcnSpec {
+                rule,
+                at: raw.at.unwrap_or(MarkAt::Enqueue),
+            },
+            classes,
+            by_rate,
+        })
+    }
+
+    /// The parameters of a marking rule of kind `kind`, at `ep` (the ecn
+    /// table or one of its `rates`).
+    fn ecn_rule(
+        &self,
+        kind: EcnRuleKind,
+        raw: &RawEcnRate,
+        ep: &FieldPath,
+    ) -> Result<EcnRule, ScenarioError> {
         let size = |v: &Option<String>, key: &str| -> Result<Bytes, ScenarioError> {
             let s = v.as_ref().ok_or_else(|| {
                 self.err(
@@ -135,7 +182,7 @@ impl Builder<'_> {
                 Ok(())
             }
         };
-        let rule = match rule {
+        Ok(match kind {
             EcnRuleKind::Red => {
                 not_with(raw.k.is_some(), "k")?;
                 let (kmin, kmax) = (size(&raw.kmin, "kmin")?, size(&raw.kmax, "kmax")?);
@@ -168,17 +215,6 @@ impl Builder<'_> {
                     k: size(&raw.k, "k")?,
                 }
             }
-        };
-        let classes = match &raw.classes {
-            None => u8::MAX,
-            Some(list) => self.class_mask(list, &ep.key("classes"))?,
-        };
-        Ok(SwitchEcn {
-            spec: EcnSpec {
-                rule,
-                at: raw.at.unwrap_or(MarkAt::Enqueue),
-            },
-            classes,
         })
     }
 

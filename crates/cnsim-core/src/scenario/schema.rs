@@ -105,6 +105,19 @@ pub struct RawEcn {
     pub at: Option<crate::net::ecn::MarkAt>,
     /// Classes whose queues mark (default: every class).
     pub classes: Option<Vec<u8>>,
+    /// Other parameters of the rule on ports of some link rates.
+    pub rates: Option<Vec<RawEcnRate>>,
+}
+
+/// `{ rate = "100Gbps", kmin = "400KB", kmax = "1600KB", pmax = 0.2 }`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEcnRate {
+    pub rate: Option<String>,
+    pub kmin: Option<String>,
+    pub kmax: Option<String>,
+    pub pmax: Option<f64>,
+    pub k: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

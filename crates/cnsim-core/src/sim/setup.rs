@@ -1,7 +1,7 @@
 //! Building the simulator from a scenario: ports, roles, sources and
 //! the per-flow and per-port state of the configured schemes.
 
-use super::switch::{SharedBuffer, SwitchState};
+use super::switch::{EcnPorts, SharedBuffer, SwitchState};
 use super::{adapter::HostState, invariants, Role, Simulator};
 use crate::cm::bcn::CongestionPoint;
 use crate::cm::bcn_scheme::Bcn;
@@ -56,9 +56,17 @@ impl Simulator {
                     queue_limit: s.queue_limit,
                     pause: s.pause,
                     pfc: s.pfc,
-                    ecn: s
-                        .ecn
-                        .map(|e| (e, stream(seed, component_key("ecn", &node.name)))),
+                    ecn: s.ecn.as_ref().map(|e| {
+                        Box::new(EcnPorts {
+                            classes: e.classes,
+                            at: e.spec.at,
+                            rules: adj[n]
+                                .iter()
+                                .map(|&(p, _)| e.rule_at(sc.links[p as usize / 2].rate))
+                                .collect(),
+                            rng: stream(seed, component_key("ecn", &node.name)),
+                        })
+                    }),
                     shared: s.shared.as_ref().map(|b| {
                         let lossless = s.pfc.map_or(0, |p| p.classes);
                         n_buffers += 1;
@@ -101,7 +109,7 @@ impl Simulator {
         // ports keep the single queue's fast path.
         let marks_at = |at: MarkAt| {
             sc.nodes.iter().any(
-                |n| matches!(&n.kind, NodeKind::Switch(s) if s.ecn.is_some_and(|e| e.spec.at == at)),
+                |n| matches!(&n.kind, NodeKind::Switch(s) if s.ecn.as_ref().is_some_and(|e| e.spec.at == at)),
             )
         };
         let any_ecn = marks_at(MarkAt::Enqueue) || marks_at(MarkAt::Dequeue);

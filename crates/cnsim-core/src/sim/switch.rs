@@ -5,7 +5,7 @@ use super::{Role, Simulator};
 use crate::engine::rng::Stream;
 use crate::flowctl::pause::PauseSpec;
 use crate::flowctl::pfc::PfcSpec;
-use crate::net::ecn::{Ecn, MarkAt, SwitchEcn};
+use crate::net::ecn::{Ecn, EcnRule, MarkAt};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::mmu::{Admission, Mmu};
 use crate::net::routing::NO_ROUTE;
@@ -18,9 +18,19 @@ pub(super) struct SwitchState {
     pub(super) pause: Option<PauseSpec>,
     pub(super) pfc: Option<PfcSpec>,
     /// ECN marking on the output queues, with the switch's own stream.
-    pub(super) ecn: Option<(SwitchEcn, Stream)>,
+    pub(super) ecn: Option<Box<EcnPorts>>,
     /// The shared buffer's MMU (`BufferModel::Shared`).
     pub(super) shared: Option<Box<SharedBuffer>>,
+}
+
+/// A switch's ECN marking, resolved per port.
+pub(super) struct EcnPorts {
+    /// Bit n: class n's queues mark.
+    pub(super) classes: u8,
+    pub(super) at: MarkAt,
+    /// The rule of each port, by its place among the switch's ports.
+    pub(super) rules: Box<[EcnRule]>,
+    pub(super) rng: Stream,
 }
 
 /// A shared-buffer switch's MMU and what the results report of it.
@@ -150,14 +160,20 @@ impl Simulator {
             self.local_port[inp as usize] as usize,
             self.local_port[out as usize] as usize,
         );
+        let before = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
         match b.mmu.admit(i, o, frame.class(), frame.size as u32) {
             Admission::Admitted => {
-                let (shared, headroom) = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
-                b.max_headroom = b.max_headroom.max(headroom);
-                b.max_shared = b.max_shared.max(shared);
                 let (row, now) = (b.row, self.now);
-                self.buffer_shared.set(row, now, shared);
-                self.buffer_headroom.set(row, now, headroom);
+                // A frame that fits its reserve changes neither level.
+                let (shared, headroom) = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
+                if shared != before.0 {
+                    b.max_shared = b.max_shared.max(shared);
+                    self.buffer_shared.set(row, now, shared);
+                }
+                if headroom != before.1 {
+                    b.max_headroom = b.max_headroom.max(headroom);
+                    self.buffer_headroom.set(row, now, headroom);
+                }
                 if self.any_pfc {
                     self.switch_pfc(node, inp, frame.class());
                 }
@@ -193,11 +209,16 @@ impl Simulator {
             self.local_port[inp as usize] as usize,
             self.local_port[out as usize] as usize,
         );
+        let before = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
         b.mmu.release(i, o, class, bytes);
         let (row, now) = (b.row, self.now);
         let (shared, headroom) = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
-        self.buffer_shared.set(row, now, shared);
-        self.buffer_headroom.set(row, now, headroom);
+        if shared != before.0 {
+            self.buffer_shared.set(row, now, shared);
+        }
+        if headroom != before.1 {
+            self.buffer_headroom.set(row, now, headroom);
+        }
         if self.any_pfc {
             self.switch_pfc(node, inp, class);
         }
@@ -216,16 +237,13 @@ impl Simulator {
         at: MarkAt,
         leaving: Option<&mut Frame>,
     ) {
-        let Role::Switch(SwitchState {
-            ecn: Some((cfg, rng)),
-            ..
-        }) = &mut self.roles[node]
-        else {
+        let Role::Switch(SwitchState { ecn: Some(ecn), .. }) = &mut self.roles[node] else {
             return;
         };
-        if cfg.spec.at != at || cfg.classes & (1 << class) == 0 {
+        if ecn.at != at || ecn.classes & (1 << class) == 0 {
             return;
         }
+        let rule = ecn.rules[self.local_port[out as usize] as usize];
         let p = &mut self.ports[out as usize];
         let queued = p
             .classes
@@ -243,7 +261,7 @@ impl Simulator {
                 (f, queued - size)
             }
         };
-        if frame.ecn().is_ect() && cfg.spec.should_mark(Bytes(queue), rng) {
+        if frame.ecn().is_ect() && rule.should_mark(Bytes(queue), &mut ecn.rng) {
             frame.set_ecn(frame.ecn().mark());
             let pc = self.ports[out as usize]
                 .classes
