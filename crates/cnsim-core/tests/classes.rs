@@ -88,6 +88,84 @@ fn pause_is_pfc_on_one_class_counter_for_counter() {
     assert_eq!(pause.summary.totals.volume.dropped_frames, 0);
 }
 
+/// H1 in class 3 and H2 in class 0 at line rate into H3, strict priority
+/// on every port but those `switch` gives their own scheduler.
+fn strict_except(switch: &str) -> RunResult {
+    let sources = r#"
+[[sources]]
+host = "H1"
+to = "H3"
+load = 1.0
+priority = 3
+[[sources]]
+host = "H2"
+to = "H3"
+load = 1.0
+"#;
+    run(
+        &load_str(&two_to_one_with(
+            "[priorities]\nclasses = 4\n",
+            switch,
+            sources,
+        )),
+        None,
+    )
+}
+
+#[test]
+fn a_port_with_its_own_scheduler_shares_by_its_weights() {
+    let delivered = |r: &RunResult, f: &str| flow(r, f).counters.volume.delivered_bytes as f64;
+    // Strict priority: class 3 takes SW->H3, class 0 gets nearly nothing.
+    let strict = strict_except("");
+    assert!(delivered(&strict, "H2->H3") < 0.01 * delivered(&strict, "H1->H3"));
+    // DWRR 3:1 for classes 0 and 3 on SW->H3 alone.
+    let own = strict_except(
+        r#"schedulers = [{ ports = ["H3"], scheduler = "dwrr", weights = [3, 1, 1, 1] }]"#,
+    );
+    let ratio = delivered(&own, "H2->H3") / delivered(&own, "H1->H3");
+    assert!(
+        (ratio / 3.0 - 1.0).abs() < 0.01,
+        "class 0 : class 3 = {ratio}"
+    );
+    // The same as the last, catch-all entry.
+    let all = strict_except(
+        r#"schedulers = [{ ports = ["H1"], scheduler = "strict" }, { scheduler = "dwrr", weights = [3, 1, 1, 1] }]"#,
+    );
+    assert_eq!(flow(&all, "H2->H3").counters, flow(&own, "H2->H3").counters);
+    for (schedulers, message) in [
+        (
+            r#"[{ ports = ["H4"], scheduler = "strict" }]"#,
+            "switches[0].schedulers[0].ports[0]: expected a node linked to 'SW' (H1, H2, H3), found 'H4'",
+        ),
+        (
+            r#"[{ ports = ["H3"], scheduler = "strict" }, { ports = ["H3"], scheduler = "strict" }]"#,
+            "switches[0].schedulers[1].ports[0]: the port toward 'H3' has a scheduler already",
+        ),
+        (
+            r#"[{ scheduler = "strict" }, { ports = ["H3"], scheduler = "strict" }]"#,
+            "switches[0].schedulers[0]: a scheduler without 'ports' applies to every other port: make it the last",
+        ),
+        (
+            r#"[{ ports = ["H3"], scheduler = "dwrr", weights = [1, 1] }]"#,
+            "switches[0].schedulers[0].weights: expected one weight per class (4), found 2",
+        ),
+        (
+            r#"[{ ports = [], scheduler = "strict" }]"#,
+            "switches[0].schedulers[0].ports: expected at least one neighbour",
+        ),
+    ] {
+        let text = two_to_one_with(
+            "[priorities]\nclasses = 4\n",
+            &format!("schedulers = {schedulers}"),
+            "",
+        );
+        let e = cnsim_core::scenario::load(&text, "t.toml", cnsim_core::scenario::Format::Toml, &[])
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains(message), "{schedulers}: {e}");
+    }
+}
+
 /// H1 sends in lossless class 3, H2 in lossy class 0, both at line rate
 /// into H3, whose port serves the two classes by DWRR with equal weights.
 fn lossless_beside_lossy() -> RunResult {

@@ -68,6 +68,27 @@ pub struct SwitchSpec {
     /// Routes that replace the shortest paths toward some hosts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<StaticRoute>,
+    /// Schedulers of some output ports, instead of the scenario's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedulers: Vec<PortSched>,
+}
+
+/// The output ports toward `peers` (node indices; every port of the
+/// switch when empty) schedule their classes by `sched`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PortSched {
+    pub peers: Vec<usize>,
+    pub sched: crate::net::sched::SchedSpec,
+}
+
+impl SwitchSpec {
+    /// The scheduler of this switch's port toward `peer`, if it has its own.
+    pub fn sched_toward(&self, peer: usize) -> Option<&crate::net::sched::SchedSpec> {
+        self.schedulers
+            .iter()
+            .find(|s| s.peers.is_empty() || s.peers.contains(&peer))
+            .map(|s| &s.sched)
+    }
 }
 
 /// Frames toward `hosts` (node indices) leave through the link to the

@@ -388,16 +388,23 @@ impl<'a> Builder<'a> {
         entries: &super::entry::Entries,
         scenario: &mut Scenario,
     ) -> Result<(), ScenarioError> {
+        let largest = scenario
+            .sources
+            .iter()
+            .map(|s| s.frame as u64)
+            .max()
+            .unwrap_or(1500);
         if let Some(rp) = raw {
-            let largest = scenario
-                .sources
-                .iter()
-                .map(|s| s.frame as u64)
-                .max()
-                .unwrap_or(1500);
             scenario.priorities = Some(self.priorities(rp, largest)?);
         }
         let classes = scenario.priorities.as_ref().map_or(1, |p| p.classes);
+        self.port_schedulers(
+            &mut scenario.nodes,
+            &scenario.links,
+            &entries.switches,
+            classes,
+            largest,
+        )?;
         let beyond = |c: u8| {
             format!(
                 "expected a class from 0 to {}, found {c} (the scenario has {classes} traffic {}; set [priorities] classes)",
@@ -516,6 +523,12 @@ impl<'a> Builder<'a> {
         }
         if d.switch.as_ref().is_some_and(|s| s.routes.is_some()) {
             return bad(dp.key("switch").key("routes"), "a switch's routes");
+        }
+        if d.switch.as_ref().is_some_and(|s| s.schedulers.is_some()) {
+            return bad(
+                dp.key("switch").key("schedulers"),
+                "a switch's port schedulers (set [priorities] scheduler for every port)",
+            );
         }
         if d.link.as_ref().is_some_and(|s| s.between.is_some()) {
             return bad(dp.key("link").key("between"), "link endpoints");

@@ -17,7 +17,7 @@ use crate::flowctl::pfc::{PfcSpec, PFC_CLASSES};
 use crate::net::ecn::{EcnRule, EcnSpec, MarkAt, SwitchEcn};
 use crate::net::mmu::{Alpha, SharedBufferSpec, Threshold};
 use crate::net::sched::{ClassSched, SchedSpec};
-use crate::net::topology::{BufferModel, LinkSpec, NodeKind, NodeSpec};
+use crate::net::topology::{BufferModel, LinkSpec, NodeKind, NodeSpec, PortSched};
 use crate::units::Time;
 use crate::units::{Bytes, Rate};
 
@@ -47,59 +47,14 @@ impl Builder<'_> {
                 ))
             }
         };
-        let scheduler = raw.scheduler.unwrap_or(SchedulerKind::Strict);
-        let mut sched = SchedSpec::strict();
-        match scheduler {
-            SchedulerKind::Strict => {
-                for key in ["weights", "strict"] {
-                    let given = match key {
-                        "weights" => raw.weights.is_some(),
-                        _ => raw.strict.is_some(),
-                    };
-                    if given {
-                        return Err(self.err(
-                            &pp.key(key),
-                            "only with scheduler = \"dwrr\" (strict priority has no weights)",
-                        ));
-                    }
-                }
-            }
-            SchedulerKind::Dwrr => {
-                let weights = raw.weights.as_ref().ok_or_else(|| {
-                    self.err(&pp, "missing field 'weights' (one per class, required with scheduler = \"dwrr\")")
-                })?;
-                if weights.len() != classes as usize {
-                    return Err(self.err(
-                        &pp.key("weights"),
-                        format!(
-                            "expected one weight per class ({classes}), found {}",
-                            weights.len()
-                        ),
-                    ));
-                }
-                let strict: Vec<u8> = match &raw.strict {
-                    None => Vec::new(),
-                    Some(list) => list
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &c)| class_in_range(c, pp.key("strict").index(i)))
-                        .collect::<Result<_, _>>()?,
-                };
-                for (c, &w) in weights.iter().enumerate() {
-                    let c8 = c as u8;
-                    sched.classes[c] = if strict.contains(&c8) {
-                        ClassSched::Strict
-                    } else if w == 0 {
-                        return Err(self.err(
-                            &pp.key("weights").index(c),
-                            "expected a weight of at least 1, found 0 (a class with weight 0 never sends)",
-                        ));
-                    } else {
-                        ClassSched::Weighted(Bytes(w.saturating_mul(largest_frame)))
-                    };
-                }
-            }
-        }
+        let sched = self.sched(
+            raw.scheduler,
+            raw.weights.as_deref(),
+            raw.strict.as_deref(),
+            classes,
+            largest_frame,
+            &pp,
+        )?;
         let acks = raw
             .acks
             .map(|c| class_in_range(c, pp.key("acks")))
@@ -216,6 +171,149 @@ impl Builder<'_> {
                 }
             }
         })
+    }
+
+    /// A scheduler of `classes` classes from its kind, weights and strict
+    /// classes, with its fields at `pp` (`[priorities]` or one of a
+    /// switch's `schedulers`). DWRR's quantum per unit of weight is the
+    /// largest frame, so that every visit can send a frame.
+    fn sched(
+        &self,
+        kind: Option<SchedulerKind>,
+        weights: Option<&[u64]>,
+        strict: Option<&[u8]>,
+        classes: u8,
+        largest_frame: u64,
+        pp: &FieldPath,
+    ) -> Result<SchedSpec, ScenarioError> {
+        let mut sched = SchedSpec::strict();
+        match kind.unwrap_or(SchedulerKind::Strict) {
+            SchedulerKind::Strict => {
+                for (given, key) in [(weights.is_some(), "weights"), (strict.is_some(), "strict")] {
+                    if given {
+                        return Err(self.err(
+                            &pp.key(key),
+                            "only with scheduler = \"dwrr\" (strict priority has no weights)",
+                        ));
+                    }
+                }
+            }
+            SchedulerKind::Dwrr => {
+                let weights = weights.ok_or_else(|| {
+                    self.err(pp, "missing field 'weights' (one per class, required with scheduler = \"dwrr\")")
+                })?;
+                if weights.len() != classes as usize {
+                    return Err(self.err(
+                        &pp.key("weights"),
+                        format!(
+                            "expected one weight per class ({classes}), found {}",
+                            weights.len()
+                        ),
+                    ));
+                }
+                let strict = strict.unwrap_or_default();
+                for (i, &c) in strict.iter().enumerate() {
+                    if c >= classes {
+                        return Err(self.err(
+                            &pp.key("strict").index(i),
+                            format!("expected a class from 0 to {}, found {c}", classes - 1),
+                        ));
+                    }
+                }
+                for (c, &w) in weights.iter().enumerate() {
+                    sched.classes[c] = if strict.contains(&(c as u8)) {
+                        ClassSched::Strict
+                    } else if w == 0 {
+                        return Err(self.err(
+                            &pp.key("weights").index(c),
+                            "expected a weight of at least 1, found 0 (a class with weight 0 never sends)",
+                        ));
+                    } else {
+                        ClassSched::Weighted(Bytes(w.saturating_mul(largest_frame)))
+                    };
+                }
+            }
+        }
+        Ok(sched)
+    }
+
+    /// Each switch's `schedulers`, resolved against its links (`ports`
+    /// name neighbours) once the number of classes is known; a port named
+    /// twice is an error.
+    pub(super) fn port_schedulers(
+        &self,
+        nodes: &mut [NodeSpec],
+        links: &[LinkSpec],
+        switches: &[Entry<RawSwitch>],
+        classes: u8,
+        largest_frame: u64,
+    ) -> Result<(), ScenarioError> {
+        for (n, Entry { path: p, raw: sw }) in switches.iter().enumerate() {
+            let Some(raw) = &sw.schedulers else { continue };
+            let neighbours: Vec<usize> = links
+                .iter()
+                .filter_map(|l| match (l.a == n, l.b == n) {
+                    (true, _) => Some(l.b),
+                    (_, true) => Some(l.a),
+                    _ => None,
+                })
+                .collect();
+            let mut named: Vec<usize> = Vec::new();
+            let mut out = Vec::with_capacity(raw.len());
+            for (k, r) in raw.iter().enumerate() {
+                let sp = p.key("schedulers").index(k);
+                let sched = self.sched(
+                    r.scheduler,
+                    r.weights.as_deref(),
+                    r.strict.as_deref(),
+                    classes,
+                    largest_frame,
+                    &sp,
+                )?;
+                if r.ports.as_ref().is_some_and(|l| l.is_empty()) {
+                    return Err(self.err(
+                        &sp.key("ports"),
+                        "expected at least one neighbour, found none (leave 'ports' out for every port)",
+                    ));
+                }
+                let mut peers = Vec::new();
+                for (j, name) in r.ports.iter().flatten().enumerate() {
+                    let pp = sp.key("ports").index(j);
+                    let Some(&peer) = neighbours.iter().find(|&&v| nodes[v].name == *name) else {
+                        let linked: Vec<&str> =
+                            neighbours.iter().map(|&v| nodes[v].name.as_str()).collect();
+                        return Err(self.err(
+                            &pp,
+                            format!(
+                                "expected a node linked to '{}' ({}), found '{name}'",
+                                nodes[n].name,
+                                linked.join(", ")
+                            ),
+                        ));
+                    };
+                    if named.contains(&peer) {
+                        return Err(self.err(
+                            &pp,
+                            format!("the port toward '{name}' has a scheduler already"),
+                        ));
+                    }
+                    named.push(peer);
+                    peers.push(peer);
+                }
+                if r.ports.is_none() && k + 1 != raw.len() {
+                    return Err(self.err(
+                        &sp,
+                        "a scheduler without 'ports' applies to every other port: make it the last",
+                    ));
+                }
+                out.push(PortSched { peers, sched });
+            }
+            let NodeKind::Switch(spec) = &mut nodes[n].kind else {
+                unreachable!("switches come first among the nodes")
+            };
+            spec.schedulers = out;
+        }
+        Ok(())
     }
 
     /// A list of classes as a mask; each below 8 and the list not empty.

@@ -192,6 +192,7 @@ impl Builder<'_> {
             shared: None,
             congestion_point,
             routes: Vec::new(),
+            schedulers: Vec::new(),
         })
     }
 

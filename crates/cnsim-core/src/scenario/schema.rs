@@ -273,6 +273,20 @@ pub struct RawSwitch {
     pub congestion_point: Option<bool>,
     /// Routes that replace the shortest paths toward some hosts.
     pub routes: Option<Vec<RawRoute>>,
+    /// Schedulers of some output ports instead of `[priorities]`'s.
+    pub schedulers: Option<Vec<RawPortScheduler>>,
+}
+
+/// `{ ports = ["H3"], scheduler = "dwrr", weights = [4, 1], strict = [] }`:
+/// the output ports toward these neighbours (all without `ports`) schedule
+/// their classes so.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPortScheduler {
+    pub ports: Option<Vec<String>>,
+    pub scheduler: Option<SchedulerKind>,
+    pub weights: Option<Vec<u64>>,
+    pub strict: Option<Vec<u8>>,
 }
 
 /// `{ to = ["H3", "H4"], via = "L2" }`: frames toward these hosts leave

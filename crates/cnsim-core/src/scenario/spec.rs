@@ -8,7 +8,7 @@ use serde::Serialize;
 pub use crate::flowctl::pause::PauseSpec;
 pub use crate::net::port::ServiceSchedule;
 pub use crate::net::topology::{
-    BufferModel, HostSpec, LinkSpec, NodeKind, NodeSpec, StaticRoute, SwitchSpec,
+    BufferModel, HostSpec, LinkSpec, NodeKind, NodeSpec, PortSched, StaticRoute, SwitchSpec,
 };
 
 #[derive(Debug, Clone, Serialize)]

@@ -122,8 +122,13 @@ impl Simulator {
                 .priorities
                 .as_ref()
                 .map_or(SchedSpec::strict(), |p| p.sched);
-            for p in &mut ports {
-                p.classes = Some(Box::new(PortClasses::new(&sched)));
+            for p in 0..ports.len() {
+                let peer = ports[ports[p].peer as usize].node as usize;
+                let own = match &sc.nodes[ports[p].node as usize].kind {
+                    NodeKind::Switch(s) => s.sched_toward(peer),
+                    NodeKind::Host(_) => None,
+                };
+                ports[p].classes = Some(Box::new(PortClasses::new(own.unwrap_or(&sched))));
             }
         }
         let mut to_peer = Vec::with_capacity(ports.len());
