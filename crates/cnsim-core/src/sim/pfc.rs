@@ -27,10 +27,13 @@ impl Simulator {
         }
     }
 
-    pub(super) fn switch_pfc(&mut self, node: usize, inp: u32, class: u8) {
+    /// PFC on a switch without a shared buffer: its static thresholds on
+    /// the bytes held from ingress (`inp`, `class`). (A shared buffer's MMU
+    /// decides in `shared_admit` and `shared_release`.)
+    fn switch_pfc(&mut self, node: usize, inp: u32, class: u8) {
         let Role::Switch(SwitchState {
             pfc: Some(spec),
-            shared,
+            shared: None,
             ..
         }) = &self.roles[node]
         else {
@@ -39,30 +42,40 @@ impl Simulator {
         if spec.classes & (1 << class) == 0 {
             return;
         }
+        let (xoff, xon) = spec
+            .thresholds
+            .expect("static thresholds without a shared buffer");
         let pc = self.ports[inp as usize]
             .classes
             .as_deref_mut()
             .expect("PFC ports have classes");
-        let s = &mut pc.pfc_sender;
-        let hold = match shared {
-            // The MMU's thresholds (static or dynamic) on shared use and headroom.
-            Some(b) => match b
-                .mmu
-                .pfc_decision(self.local_port[inp as usize] as usize, class)
-            {
-                Some(hold) => hold,
-                None => return,
-            },
-            None => {
-                let (xoff, xon) = spec
-                    .thresholds
-                    .expect("static thresholds without a shared buffer");
-                s.should_pause(class, pc.ingress[class as usize], xoff, xon)
-            }
-        };
-        if hold == s.holding(class) {
-            return;
+        let hold = pc
+            .pfc_sender
+            .should_pause(class, pc.ingress[class as usize], xoff, xon);
+        self.pfc_hold(inp, class, hold);
+    }
+
+    /// Ingress (`inp`, `class`) should be held (`hold`) or not: send PFC
+    /// upstream if that changes what the port holds. Inline: it rarely does.
+    #[inline]
+    pub(super) fn pfc_hold(&mut self, inp: u32, class: u8, hold: bool) {
+        let s = &self.ports[inp as usize]
+            .classes
+            .as_deref()
+            .expect("PFC ports have classes")
+            .pfc_sender;
+        if hold != s.holding(class) {
+            self.pfc_change(inp, class, hold);
         }
+    }
+
+    #[inline(never)]
+    fn pfc_change(&mut self, inp: u32, class: u8, hold: bool) {
+        let s = &mut self.ports[inp as usize]
+            .classes
+            .as_deref_mut()
+            .expect("PFC ports have classes")
+            .pfc_sender;
         let want = (s.holding_mask() & !(1 << class)) | (u8::from(hold) << class);
         if let Some(f) = s.decide(want) {
             self.send_pfc(inp, f);

@@ -174,8 +174,10 @@ impl Simulator {
                     b.max_headroom = b.max_headroom.max(headroom);
                     self.buffer_headroom.set(row, now, headroom);
                 }
-                if self.any_pfc {
-                    self.switch_pfc(node, inp, frame.class());
+                // The MMU's thresholds (static or dynamic) on shared use
+                // and headroom; none for a lossy class.
+                if let Some(hold) = b.mmu.pfc_decision(i, frame.class()) {
+                    self.pfc_hold(inp, frame.class(), hold);
                 }
                 true
             }
@@ -219,8 +221,8 @@ impl Simulator {
         if headroom != before.1 {
             self.buffer_headroom.set(row, now, headroom);
         }
-        if self.any_pfc {
-            self.switch_pfc(node, inp, class);
+        if let Some(hold) = b.mmu.pfc_decision(i, class) {
+            self.pfc_hold(inp, class, hold);
         }
     }
 
