@@ -80,6 +80,11 @@ pub struct FlowCounters {
     pub timeouts: u64,
     pub segments_dropped: u64,
     pub acks_dropped: u64,
+    /// TCP flows with ECN: window reductions for ECN echoes (at most one
+    /// per window of data), and segments that reached the receiver marked
+    /// CE.
+    pub ecn_reductions: u64,
+    pub ce_received: u64,
 }
 
 impl FlowCounters {

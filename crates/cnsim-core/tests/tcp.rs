@@ -152,3 +152,69 @@ stop = "5ms"
         cnsim_core::transport::Transport::Tcp
     );
 }
+
+/// scenarios/dctcp/long_flows.toml with ten flows for 20 ms and [tcp] ecn
+/// = `mode`; the bottleneck SW->R: its peak occupancy in frames and the
+/// Gb/s it sent, both from 5 ms on (after slow start).
+fn long_flows(mode: &str) -> (cnsim_core::RunResult, f64, f64) {
+    let sc = load_file(
+        "scenarios/dctcp/long_flows.toml",
+        &[("duration", "20ms"), ("tcp.ecn", mode)],
+    );
+    let r = run(&sc, None);
+    let q = r
+        .summary
+        .queues
+        .iter()
+        .position(|q| q.name == "SW->R")
+        .expect("the bottleneck");
+    let s = &r.series;
+    let settled = s.n_bins / 4..s.n_bins;
+    let row = |v: &[u64]| v[q * s.n_bins..(q + 1) * s.n_bins][settled.clone()].to_vec();
+    let peak = row(&s.queue_occ_max).into_iter().max().unwrap() as f64 / 1500.0;
+    let sent: u64 = row(&s.queue_tx_bytes).iter().sum();
+    let gbps = sent as f64 * 8.0 / (settled.len() as f64 * 10e-6) / 1e9;
+    (r, peak, gbps)
+}
+
+#[test]
+fn dctcp_holds_the_queue_at_k_plus_n_with_the_link_full_and_nothing_lost() {
+    let (r, peak, gbps) = long_flows("dctcp");
+    // DCTCP's analysis (Alizadeh et al. 2010, 3.3): Q_max = K + N = 75 frames.
+    assert!((74.0..=77.0).contains(&peak), "peak {peak} frames");
+    assert!(gbps > 9.99, "{gbps} Gb/s");
+    for f in &r.summary.flows {
+        assert_eq!(f.counters.segments_dropped, 0, "{}", f.name);
+        assert!(
+            f.counters.ecn_reductions > 0 && f.counters.ce_received > 0,
+            "{}",
+            f.name
+        );
+        assert_eq!(f.counters.retransmissions, 0, "{}", f.name);
+    }
+    // RFC 3168 halves the window at the same marks: the queue empties
+    // and the link idles at times, nothing is lost either.
+    let (classic, _, classic_gbps) = long_flows("classic");
+    assert!(classic
+        .summary
+        .flows
+        .iter()
+        .all(|f| f.counters.segments_dropped == 0));
+    assert!(classic_gbps < 9.7, "{classic_gbps} Gb/s");
+    // Without ECN, NewReno grows its windows until the 1 MB buffer (666
+    // frames) overflows: the queue stands far above K.
+    let (plain, plain_peak, _) = long_flows("off");
+    assert!(plain_peak > 4.0 * 75.0, "{plain_peak}");
+    let lost: u64 = plain
+        .summary
+        .flows
+        .iter()
+        .map(|f| f.counters.segments_dropped)
+        .sum();
+    assert!(lost > 0);
+    assert!(plain
+        .summary
+        .flows
+        .iter()
+        .all(|f| f.counters.ecn_reductions == 0));
+}

@@ -54,12 +54,17 @@ pub struct Frame {
 }
 
 /// `Frame::tag`: the port in the low 24 bits, then 3 bits of traffic class,
-/// then 2 bits of ECN codepoint. Packing keeps a frame at 32 bytes.
+/// then 2 bits of ECN codepoint, then TCP's CWR and ECE flags. Packing keeps
+/// a frame at 32 bytes.
 const PORT_BITS: u32 = 24;
 pub const MAX_PORTS: usize = 1 << PORT_BITS;
 const PORT_MASK: u32 = (1 << PORT_BITS) - 1;
 const CLASS_SHIFT: u32 = PORT_BITS;
 const ECN_SHIFT: u32 = PORT_BITS + 3;
+/// A TCP segment's CWR flag (the sender reduced its window for an ECE).
+pub const TCP_CWR: u32 = 1 << (ECN_SHIFT + 2);
+/// A TCP ACK's ECE flag (the receiver echoes congestion experienced).
+pub const TCP_ECE: u32 = 1 << (ECN_SHIFT + 3);
 
 impl Frame {
     /// The tag of a frame of traffic `class` (0..8) entering at `port`,
@@ -104,6 +109,18 @@ impl Frame {
     #[inline]
     pub fn set_ecn(&mut self, ecn: Ecn) {
         self.tag = (self.tag & !(3 << ECN_SHIFT)) | (ecn.bits() as u32) << ECN_SHIFT;
+    }
+
+    /// A TCP segment's CWR flag.
+    #[inline]
+    pub fn tcp_cwr(&self) -> bool {
+        self.tag & TCP_CWR != 0
+    }
+
+    /// A TCP ACK's ECE flag.
+    #[inline]
+    pub fn tcp_ece(&self) -> bool {
+        self.tag & TCP_ECE != 0
     }
 
     #[inline]

@@ -353,6 +353,12 @@ impl<'a> Builder<'a> {
             let t = self.tcp(raw.tcp.as_ref().unwrap_or(&RawTcp::default()))?;
             for &i in &tcp_sources {
                 let s = &scenario.sources[i];
+                if s.ecn {
+                    return Err(self.err(
+                        &entries.sources[i].path.key("ecn"),
+                        "a TCP source's segments are ECN-capable by [tcp] ecn (\"classic\" or \"dctcp\"), not by the source",
+                    ));
+                }
                 if s.frame <= t.header {
                     return Err(self.err(
                         &entries.sources[i].path,

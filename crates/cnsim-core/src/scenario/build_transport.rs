@@ -3,8 +3,8 @@
 
 use super::build::Builder;
 use super::error::{FieldPath, ScenarioError};
-use super::schema::RawTcp;
-use crate::transport::tcp::{DelayedAck, TcpParams};
+use super::schema::{RawTcp, TcpEcnKind};
+use crate::transport::tcp::{DelayedAck, TcpEcn, TcpParams};
 use crate::units::Time;
 
 impl Builder<'_> {
@@ -92,6 +92,46 @@ impl Builder<'_> {
                 "expected at least one duplicate ACK, found 0",
             ));
         }
+        let ecn = match raw.ecn.unwrap_or(TcpEcnKind::Off) {
+            TcpEcnKind::Off | TcpEcnKind::Classic => {
+                for (key, given) in [
+                    ("dctcp_g", raw.dctcp_g.is_some()),
+                    ("dctcp_alpha", raw.dctcp_alpha.is_some()),
+                ] {
+                    if given {
+                        return Err(self.err(
+                            &tp.key(key),
+                            format!("'{key}' applies only with ecn = \"dctcp\""),
+                        ));
+                    }
+                }
+                if raw.ecn == Some(TcpEcnKind::Classic) {
+                    TcpEcn::Classic
+                } else {
+                    TcpEcn::Off
+                }
+            }
+            TcpEcnKind::Dctcp => {
+                let TcpEcn::Dctcp { g, initial_alpha } = TcpEcn::DCTCP else {
+                    unreachable!("the defaults are DCTCP's")
+                };
+                let g = raw.dctcp_g.unwrap_or(g);
+                if !(g > 0.0 && g <= 1.0) {
+                    return Err(self.err(
+                        &tp.key("dctcp_g"),
+                        format!("expected a gain in (0, 1], found {g}"),
+                    ));
+                }
+                let initial_alpha = raw.dctcp_alpha.unwrap_or(initial_alpha);
+                if !(0.0..=1.0).contains(&initial_alpha) {
+                    return Err(self.err(
+                        &tp.key("dctcp_alpha"),
+                        format!("expected a fraction in [0, 1], found {initial_alpha}"),
+                    ));
+                }
+                TcpEcn::Dctcp { g, initial_alpha }
+            }
+        };
         Ok(TcpParams {
             header: header as u32,
             ack_bytes,
@@ -104,6 +144,7 @@ impl Builder<'_> {
             granularity: time(&raw.granularity, "granularity", d.granularity)?,
             delayed_ack,
             dupack_threshold,
+            ecn,
             ..d
         })
     }

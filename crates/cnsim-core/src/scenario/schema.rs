@@ -574,6 +574,20 @@ pub struct RawTcp {
     pub delayed_ack_timeout: Option<String>,
     /// Duplicate ACKs that trigger a fast retransmit (default 3).
     pub dupack_threshold: Option<u32>,
+    /// "off" (default), "classic" (RFC 3168) or "dctcp" (RFC 8257).
+    pub ecn: Option<TcpEcnKind>,
+    /// DCTCP's gain g (default 1/16).
+    pub dctcp_g: Option<f64>,
+    /// DCTCP's α at the start (default 1).
+    pub dctcp_alpha: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpEcnKind {
+    Off,
+    Classic,
+    Dctcp,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

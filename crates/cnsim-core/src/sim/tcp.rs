@@ -8,7 +8,8 @@
 
 use super::{Event, Role, Simulator, Waiter};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
-use crate::net::frame::{Frame, FrameKind};
+use crate::net::ecn::Ecn;
+use crate::net::frame::{Frame, FrameKind, TCP_CWR, TCP_ECE};
 use crate::net::rate_limiter::NO_CP;
 use crate::scenario::spec::{FlowSpec, Scenario};
 use crate::transport::tcp::{AckAction, TcpParams, TcpReceiver, TcpSender};
@@ -99,11 +100,13 @@ impl Simulator {
             if seg.retransmission {
                 self.tcp_retx.add(f, now, 1);
             }
+            let ecn = if seg.ect { Ecn::Ect0 } else { Ecn::NotEct };
+            let cwr = if seg.cwr { TCP_CWR } else { 0 };
             let frame = Frame {
                 created: now,
                 flow,
                 dst_host: self.flow_dst_host[f],
-                tag: self.data_tag(port, flow),
+                tag: Frame::tag_ecn(port, self.flow_class[f], ecn) | cwr,
                 cpid: NO_CP,
                 aux: Frame::pack_wire_seq(seg.seq),
                 size: size as u16,
@@ -152,7 +155,17 @@ impl Simulator {
         let p = self.tcp_params[f];
         let rx = &mut self.tcp_rx[f];
         let seq = rx.unwrap_seq(frame.wire_seq());
-        let got = rx.on_segment(&p, now, seq, frame.size as u32 - p.header);
+        let got = rx.on_segment(
+            &p,
+            now,
+            seq,
+            frame.size as u32 - p.header,
+            frame.ecn().is_ce(),
+            frame.tcp_cwr(),
+        );
+        if let Some(before) = got.ack_before {
+            self.tcp_send_ack(node, frame.flow, before);
+        }
         if got.delivered > 0 {
             self.flows[f].deliver(now, frame.created, got.delivered);
             #[cfg(test)]
@@ -163,7 +176,10 @@ impl Simulator {
             self.flow_rx.add(f, now, got.delivered);
         }
         match got.ack {
-            AckAction::Now => self.tcp_send_ack(node, frame.flow),
+            AckAction::Now => {
+                let ack = self.tcp_rx[f].ack_sent();
+                self.tcp_send_ack(node, frame.flow, ack);
+            }
             AckAction::At(_) => self.tcp_arm_delack(frame.flow),
             AckAction::Pending => {}
         }
@@ -177,14 +193,15 @@ impl Simulator {
         self.tcp_delack_at[f] = None;
         if self.tcp_rx[f].on_delack_timer(self.now) {
             let node = self.tcp_dst_node[f] as usize;
-            self.tcp_send_ack(node, flow);
+            let ack = self.tcp_rx[f].ack_sent();
+            self.tcp_send_ack(node, flow, ack);
         }
         self.tcp_arm_delack(flow);
     }
 
-    fn tcp_send_ack(&mut self, node: usize, flow: u32) {
+    /// Send the ACK `(number, ECE)` the receiver of `flow` gave.
+    fn tcp_send_ack(&mut self, node: usize, flow: u32, (ack, ece): (u64, bool)) {
         let f = flow as usize;
-        let ack = self.tcp_rx[f].ack_sent();
         let Role::Host(h) = &self.roles[node] else {
             unreachable!("connections end at hosts")
         };
@@ -192,7 +209,8 @@ impl Simulator {
             created: self.now,
             flow,
             dst_host: self.flow_src_host[f],
-            tag: Frame::tag(h.port, self.ack_class.unwrap_or(self.flow_class[f])),
+            tag: Frame::tag(h.port, self.ack_class.unwrap_or(self.flow_class[f]))
+                | if ece { TCP_ECE } else { 0 },
             cpid: NO_CP,
             aux: Frame::pack_wire_seq(ack),
             size: self.tcp_params[f].ack_bytes as u16,
@@ -208,7 +226,7 @@ impl Simulator {
         let p = self.tcp_params[f];
         let tx = &mut self.tcp_tx[f];
         let ack = tx.unwrap_ack(frame.wire_seq());
-        tx.on_ack(&p, self.now, ack);
+        tx.on_ack(&p, self.now, ack, frame.tcp_ece());
         let cwnd = tx.cwnd();
         self.tcp_cwnd.set(f, self.now, cwnd);
         self.tcp_send(frame.flow);
@@ -226,6 +244,8 @@ impl Simulator {
             c.segments_sent = st.segments_sent;
             c.retransmissions = st.retransmissions;
             c.fast_retransmits = st.fast_retransmits;
+            c.ecn_reductions = st.ecn_reductions;
+            c.ce_received = self.tcp_rx[f].ce_segments;
             c.timeouts = st.timeouts;
             c.volume.in_flight_bytes = c.volume.offered_bytes - c.volume.delivered_bytes;
         }

@@ -1,8 +1,9 @@
 //! TCP NewReno as pure sender and receiver state machines that count bytes:
 //! slow start and congestion avoidance (RFC 5681), fast retransmit and
 //! NewReno fast recovery (RFC 6582 §3.2), the retransmission timer (RFC 6298)
-//! and delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2); docs/model.md, "TCP
-//! NewReno".
+//! and delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2), with ECN as RFC 3168
+//! has it or as DCTCP uses it (RFC 8257); docs/model.md, "TCP NewReno" and
+//! "ECN in TCP: classic and DCTCP".
 //!
 //! Deliberate simplifications:
 //! - The connection is established at time 0: no handshake and no FIN.
@@ -33,6 +34,34 @@ pub struct DelayedAck {
     pub timeout: Time,
 }
 
+/// How a connection uses ECN.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum TcpEcn {
+    /// Segments are not ECN-capable.
+    #[default]
+    Off,
+    /// RFC 3168: the receiver echoes CE as ECE until the sender's CWR; the
+    /// sender halves its window at most once per window of data.
+    Classic,
+    /// DCTCP (RFC 8257): the receiver echoes each segment's CE exactly; the
+    /// sender keeps α, the fraction of marked bytes smoothed by `g` once
+    /// per window, and cuts cwnd by α/2 at most once per window.
+    Dctcp { g: f64, initial_alpha: f64 },
+}
+
+impl TcpEcn {
+    /// DCTCP's defaults: g = 1/16 and α = 1 at the start (RFC 8257 §4.2).
+    pub const DCTCP: TcpEcn = TcpEcn::Dctcp {
+        g: 1.0 / 16.0,
+        initial_alpha: 1.0,
+    };
+
+    pub fn is_off(&self) -> bool {
+        *self == TcpEcn::Off
+    }
+}
+
 /// Every TCP parameter, resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TcpParams {
@@ -58,6 +87,8 @@ pub struct TcpParams {
     pub delayed_ack: Option<DelayedAck>,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
+    #[serde(skip_serializing_if = "TcpEcn::is_off")]
+    pub ecn: TcpEcn,
 }
 
 impl Default for TcpParams {
@@ -78,6 +109,7 @@ impl Default for TcpParams {
                 timeout: Time::from_ms(40),
             }),
             dupack_threshold: 3,
+            ecn: TcpEcn::Off,
         }
     }
 }
@@ -108,6 +140,11 @@ pub struct Segment {
     pub seq: u64,
     pub len: u32,
     pub retransmission: bool,
+    /// ECN-capable transport: the IP header carries ECT(0). RFC 3168
+    /// leaves retransmissions Not-ECT; DCTCP marks every segment.
+    pub ect: bool,
+    /// The TCP header's CWR flag: the window was reduced for an ECE.
+    pub cwr: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -118,6 +155,8 @@ pub struct TcpStats {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub partial_acks: u64,
+    /// Window reductions for ECN echoes (at most one per window of data).
+    pub ecn_reductions: u64,
 }
 
 /// The sending half of a connection.
@@ -146,6 +185,16 @@ pub struct TcpSender {
     /// Current RTO, backoff included.
     rto: Time,
     deadline: Option<Time>,
+    /// No reduction for an ECE until an ACK covers this (one per window).
+    ecn_recover: u64,
+    /// The next new segment carries CWR.
+    cwr_pending: bool,
+    /// DCTCP: α, and the bytes ACKed and ACKed with ECE since the window
+    /// that ends at `alpha_window_end` began.
+    alpha: f64,
+    acked_bytes: u64,
+    marked_bytes: u64,
+    alpha_window_end: u64,
     pub stats: TcpStats,
 }
 
@@ -168,6 +217,15 @@ impl TcpSender {
             rttvar: Time::ZERO,
             rto: p.initial_rto,
             deadline: None,
+            ecn_recover: 0,
+            cwr_pending: false,
+            alpha: match p.ecn {
+                TcpEcn::Dctcp { initial_alpha, .. } => initial_alpha,
+                _ => 0.0,
+            },
+            acked_bytes: 0,
+            marked_bytes: 0,
+            alpha_window_end: 0,
             stats: TcpStats::default(),
         }
     }
@@ -186,7 +244,8 @@ impl TcpSender {
     /// snd_una first, else the data at snd_nxt (new, or resent after a
     /// timeout) if it fits in min(cwnd, rwnd) − flight.
     pub fn next_segment(&mut self, p: &TcpParams, now: Time) -> Option<Segment> {
-        let s = self.candidate(p)?;
+        let mut s = self.candidate(p)?;
+        s.cwr = !s.retransmission && std::mem::take(&mut self.cwr_pending);
         if std::mem::take(&mut self.rtx_pending) {
             // Fast retransmit or partial ACK: snd_nxt stays where it is.
         } else {
@@ -214,25 +273,37 @@ impl TcpSender {
                 seq: self.snd_una,
                 len,
                 retransmission: true,
+                ect: matches!(p.ecn, TcpEcn::Dctcp { .. }),
+                cwr: false,
             });
         }
         let len = (self.written - self.snd_nxt).min(mss);
         if len == 0 || self.flight() + len > self.cwnd.min(p.rwnd) {
             return None;
         }
+        let retransmission = self.snd_nxt < self.snd_max;
         Some(Segment {
             seq: self.snd_nxt,
             len: len as u32,
-            retransmission: self.snd_nxt < self.snd_max,
+            retransmission,
+            ect: match p.ecn {
+                TcpEcn::Off => false,
+                TcpEcn::Classic => !retransmission,
+                TcpEcn::Dctcp { .. } => true,
+            },
+            cwr: false,
         })
     }
 
-    /// A cumulative ACK arrived (already unwrapped). ACKs below snd_una or
-    /// beyond snd_max are ignored.
-    pub fn on_ack(&mut self, p: &TcpParams, now: Time, ack: u64) {
+    /// A cumulative ACK arrived (already unwrapped), with the ECE flag
+    /// `ece`. ACKs below snd_una or beyond snd_max are ignored.
+    pub fn on_ack(&mut self, p: &TcpParams, now: Time, ack: u64, ece: bool) {
         if ack < self.snd_una || ack > self.snd_max {
             return;
         }
+        // The ACK that cuts the window does not also grow it (Linux's CWR
+        // state).
+        let reduced = !p.ecn.is_off() && self.on_ecn_echo(p, ack, ece);
         if ack == self.snd_una {
             if self.snd_max > self.snd_una {
                 self.on_dupack(p);
@@ -256,7 +327,7 @@ impl TcpSender {
         }
         let restart_timer = if !self.in_recovery {
             self.dupacks = 0;
-            if cwnd_limited {
+            if cwnd_limited && !reduced {
                 self.cwnd += if self.cwnd < self.ssthresh {
                     acked.min(mss)
                 } else {
@@ -284,6 +355,45 @@ impl TcpSender {
         } else if restart_timer {
             self.deadline = Some(now + self.rto);
         }
+    }
+
+    /// ECN's part of an ACK, before the window moves (RFC 3168 §6.1.2, RFC
+    /// 8257 §3.3): DCTCP counts the bytes it acknowledges, marked or not,
+    /// and updates α once the window it measures has been acknowledged;
+    /// an ECE then cuts the window unless one did within this window of
+    /// data or a loss recovery already has. Returns whether it cut.
+    fn on_ecn_echo(&mut self, p: &TcpParams, ack: u64, ece: bool) -> bool {
+        if let TcpEcn::Dctcp { g, .. } = p.ecn {
+            let acked = ack - self.snd_una;
+            self.acked_bytes += acked;
+            if ece {
+                self.marked_bytes += acked;
+            }
+            if ack > self.alpha_window_end {
+                if self.acked_bytes > 0 {
+                    let f = self.marked_bytes as f64 / self.acked_bytes as f64;
+                    self.alpha = (1.0 - g) * self.alpha + g * f;
+                }
+                self.acked_bytes = 0;
+                self.marked_bytes = 0;
+                self.alpha_window_end = self.snd_nxt;
+            }
+        }
+        if !ece || self.in_recovery || ack < self.ecn_recover {
+            return false;
+        }
+        let mss = p.mss as u64;
+        self.ssthresh = match p.ecn {
+            TcpEcn::Dctcp { .. } => {
+                ((self.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * mss)
+            }
+            _ => self.loss_ssthresh(p),
+        };
+        self.cwnd = self.ssthresh;
+        self.ecn_recover = self.snd_max.max(ack + 1);
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+        true
     }
 
     fn on_dupack(&mut self, p: &TcpParams) {
@@ -379,6 +489,10 @@ impl TcpSender {
     pub fn srtt(&self) -> Option<Time> {
         self.srtt
     }
+    /// DCTCP's α (0 for other modes).
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
     /// Bytes written and not yet acknowledged.
     pub fn backlog(&self) -> u64 {
         self.written - self.snd_una
@@ -403,6 +517,10 @@ pub struct Received {
     /// The segment carried no byte not already received.
     pub duplicate: bool,
     pub ack: AckAction,
+    /// DCTCP: the segment's CE differs from the previous one's while an ACK
+    /// was owed: that ACK (its number and ECE) goes first, at once, so that
+    /// the sender sees each run of marks exactly (RFC 8257 §3.2).
+    pub ack_before: Option<(u64, bool)>,
 }
 
 /// The receiving half of a connection.
@@ -416,6 +534,11 @@ pub struct TcpReceiver {
     delack: Option<Time>,
     /// Bytes received again (already delivered or buffered).
     pub duplicate_bytes: u64,
+    /// The ECE flag of the next ACK: RFC 3168 latches CE until a CWR,
+    /// DCTCP echoes the last segment's CE.
+    ece: bool,
+    /// Segments that arrived marked CE.
+    pub ce_segments: u64,
 }
 
 impl TcpReceiver {
@@ -428,7 +551,28 @@ impl TcpReceiver {
     /// ACKed at once: out-of-order and duplicate segments, a segment that
     /// fills (part of) a hole, every `segments`-th full in-order segment, and
     /// every segment without delayed ACKs; otherwise the delayed-ACK timer.
-    pub fn on_segment(&mut self, p: &TcpParams, now: Time, seq: u64, len: u32) -> Received {
+    /// `ce` and `cwr`: the segment arrived marked CE, and carries CWR.
+    pub fn on_segment(
+        &mut self,
+        p: &TcpParams,
+        now: Time,
+        seq: u64,
+        len: u32,
+        ce: bool,
+        cwr: bool,
+    ) -> Received {
+        self.ce_segments += u64::from(ce);
+        let mut ack_before = None;
+        match p.ecn {
+            TcpEcn::Off => {}
+            TcpEcn::Classic => self.ece = ce || (self.ece && !cwr),
+            TcpEcn::Dctcp { .. } => {
+                if ce != self.ece && (self.unacked > 0 || self.delack.is_some()) {
+                    ack_before = Some(self.ack_sent());
+                }
+                self.ece = ce;
+            }
+        }
         let end = seq + len as u64;
         let dup =
             self.rcv_nxt.min(end).saturating_sub(seq) + self.buffered(seq.max(self.rcv_nxt), end);
@@ -440,6 +584,7 @@ impl TcpReceiver {
                 delivered: 0,
                 duplicate,
                 ack: AckAction::Now,
+                ack_before,
             };
         }
         let start = self.rcv_nxt;
@@ -461,6 +606,7 @@ impl TcpReceiver {
             delivered: self.rcv_nxt - start,
             duplicate,
             ack,
+            ack_before,
         }
     }
 
@@ -521,12 +667,12 @@ impl TcpReceiver {
         self.delack
     }
 
-    /// An ACK is being sent now: its cumulative ACK number (rcv_nxt). Clears
-    /// the owed count and the delayed-ACK timer.
-    pub fn ack_sent(&mut self) -> u64 {
+    /// An ACK is being sent now: its cumulative ACK number (rcv_nxt) and
+    /// ECE flag. Clears the owed count and the delayed-ACK timer.
+    pub fn ack_sent(&mut self) -> (u64, bool) {
         self.unacked = 0;
         self.delack = None;
-        self.rcv_nxt
+        (self.rcv_nxt, self.ece)
     }
 
     pub fn rcv_nxt(&self) -> u64 {
@@ -649,7 +795,7 @@ mod tests {
                 }
                 Ev::Data(wire, len) => {
                     let seq = self.rx.unwrap_seq(wire);
-                    let r = self.rx.on_segment(&p, now, seq, len);
+                    let r = self.rx.on_segment(&p, now, seq, len, false, false);
                     self.delivered += r.delivered;
                     self.duplicates += r.duplicate as u64;
                     match r.ack {
@@ -660,7 +806,7 @@ mod tests {
                 }
                 Ev::Ack(wire) => {
                     let ack = self.tx.unwrap_ack(wire);
-                    self.tx.on_ack(&p, now, ack);
+                    self.tx.on_ack(&p, now, ack, false);
                     let tx = &self.tx;
                     self.trace.push(Snap {
                         una: tx.snd_una(),
@@ -689,7 +835,7 @@ mod tests {
         }
 
         fn send_ack(&mut self) {
-            let a = self.rx.ack_sent();
+            let (a, _) = self.rx.ack_sent();
             self.acks.push((self.now, a));
             self.at(self.now + self.delay, Ev::Ack(a as u32));
         }
@@ -898,31 +1044,31 @@ mod tests {
         let mut rx = TcpReceiver::new();
         let t0 = Time::from_us(10);
         let timeout = Time::from_ms(40);
-        let r = rx.on_segment(&p, t0, 0, mss);
+        let r = rx.on_segment(&p, t0, 0, mss, false, false);
         assert_eq!((r.delivered, r.ack), (MSS, AckAction::At(t0 + timeout)));
-        let r = rx.on_segment(&p, t0, MSS, mss);
+        let r = rx.on_segment(&p, t0, MSS, mss, false, false);
         assert_eq!(r.ack, AckAction::Now);
-        assert_eq!(rx.ack_sent(), 2 * MSS);
+        assert_eq!(rx.ack_sent().0, 2 * MSS);
         assert_eq!(rx.delack_deadline(), None);
         // An odd last segment (and a short one after it) wait for the timer.
-        let r = rx.on_segment(&p, t0, 2 * MSS, mss);
+        let r = rx.on_segment(&p, t0, 2 * MSS, mss, false, false);
         assert_eq!(r.ack, AckAction::At(t0 + timeout));
-        let r = rx.on_segment(&p, t0, 3 * MSS, 100);
+        let r = rx.on_segment(&p, t0, 3 * MSS, 100, false, false);
         assert_eq!((r.delivered, r.ack), (100, AckAction::Pending));
         assert!(!rx.on_delack_timer(t0 + Time::from_ms(39)));
         assert!(rx.on_delack_timer(t0 + timeout));
-        assert_eq!(rx.ack_sent(), 3 * MSS + 100);
+        assert_eq!(rx.ack_sent().0, 3 * MSS + 100);
         // Out of order: ACKed at once, delivered when the hole fills (also at once).
         let base = 3 * MSS + 100;
-        let r = rx.on_segment(&p, t0, base + MSS, mss);
+        let r = rx.on_segment(&p, t0, base + MSS, mss, false, false);
         assert_eq!(
             (r.delivered, r.duplicate, r.ack),
             (0, false, AckAction::Now)
         );
-        assert_eq!(rx.ack_sent(), base);
-        let r = rx.on_segment(&p, t0, base, mss);
+        assert_eq!(rx.ack_sent().0, base);
+        let r = rx.on_segment(&p, t0, base, mss, false, false);
         assert_eq!((r.delivered, r.ack), (2 * MSS, AckAction::Now));
-        assert_eq!(rx.ack_sent(), base + 2 * MSS);
+        assert_eq!(rx.ack_sent().0, base + 2 * MSS);
 
         // Through the pipe: 11 full segments and a short one, one ACK per
         // two full segments, the last ACK at the delayed-ACK timeout.
@@ -947,17 +1093,17 @@ mod tests {
         let p = no_delack();
         let mut rx = TcpReceiver::new();
         for seq in [30, 10, 50, 20, 40] {
-            let r = rx.on_segment(&p, Time::ZERO, seq, 10);
+            let r = rx.on_segment(&p, Time::ZERO, seq, 10, false, false);
             assert_eq!(r.delivered, 0);
         }
         assert_eq!(rx.ooo, [(10, 60)]);
-        let r = rx.on_segment(&p, Time::ZERO, 25, 10);
+        let r = rx.on_segment(&p, Time::ZERO, 25, 10, false, false);
         assert!(r.duplicate);
-        let r = rx.on_segment(&p, Time::ZERO, 0, 15);
+        let r = rx.on_segment(&p, Time::ZERO, 0, 15, false, false);
         assert_eq!((r.delivered, r.duplicate), (60, false));
         assert_eq!(rx.duplicate_bytes, 15);
         assert!(rx.ooo.is_empty());
-        assert!(rx.on_segment(&p, Time::ZERO, 0, 60).duplicate);
+        assert!(rx.on_segment(&p, Time::ZERO, 0, 60, false, false).duplicate);
         assert_eq!(rx.duplicate_bytes, 75);
     }
 
@@ -972,14 +1118,14 @@ mod tests {
         let s = tx.next_segment(&p, Time::ZERO).unwrap();
         assert_eq!(tx.rto_deadline(), Some(p.initial_rto));
         // First sample R = 10 ms: SRTT = R, RTTVAR = R/2, RTO = R + 4·R/2.
-        tx.on_ack(&p, Time::from_ms(10), s.len as u64);
+        tx.on_ack(&p, Time::from_ms(10), s.len as u64, false);
         assert_eq!(tx.srtt(), Some(Time::from_ms(10)));
         assert_eq!(tx.rto(), Time::from_ms(30));
         // Second sample 20 ms: RTTVAR = 3/4·5 + 1/4·10 = 6.25 ms,
         // SRTT = 7/8·10 + 1/8·20 = 11.25 ms, RTO = 11.25 + 25 ms.
         let t = Time::from_ms(10);
         while tx.next_segment(&p, t).is_some() {}
-        tx.on_ack(&p, Time::from_ms(30), 2 * MSS);
+        tx.on_ack(&p, Time::from_ms(30), 2 * MSS, false);
         assert_eq!(tx.srtt(), Some(Time::from_us(11_250)));
         assert_eq!(tx.rto(), Time::from_us(36_250));
         assert_eq!(tx.rto_deadline(), Some(Time::from_us(66_250)));
@@ -988,7 +1134,7 @@ mod tests {
         let mut tx2 = TcpSender::new(&d);
         tx2.write(MSS);
         tx2.next_segment(&d, Time::ZERO);
-        tx2.on_ack(&d, Time::from_ms(10), MSS);
+        tx2.on_ack(&d, Time::from_ms(10), MSS, false);
         assert_eq!(tx2.rto(), d.min_rto);
         assert_eq!(tx2.rto_deadline(), None);
 
@@ -1002,11 +1148,11 @@ mod tests {
         assert_eq!(tx.rto(), Time::from_ms(2_000));
         let r = tx.next_segment(&p, Time::from_ms(1_000)).unwrap();
         assert!(r.retransmission && r.seq == 0);
-        tx.on_ack(&p, Time::from_ms(1_001), MSS);
+        tx.on_ack(&p, Time::from_ms(1_001), MSS, false);
         assert_eq!((tx.srtt(), tx.rto()), (None, Time::from_ms(2_000)));
         // New data is timed again.
         tx.next_segment(&p, Time::from_ms(1_001)).unwrap();
-        tx.on_ack(&p, Time::from_ms(1_005), 2 * MSS);
+        tx.on_ack(&p, Time::from_ms(1_005), 2 * MSS, false);
         assert_eq!(tx.srtt(), Some(Time::from_ms(4)));
         assert_eq!(tx.rto(), Time::from_ms(12));
     }
@@ -1030,7 +1176,11 @@ mod tests {
         let mut rx = TcpReceiver::new();
         rx.rcv_nxt = B - 1000;
         let seq = rx.unwrap_seq((B - 1000) as u32);
-        assert_eq!(rx.on_segment(&p, Time::ZERO, seq, 1460).delivered, MSS);
+        assert_eq!(
+            rx.on_segment(&p, Time::ZERO, seq, 1460, false, false)
+                .delivered,
+            MSS
+        );
         assert_eq!(rx.rcv_nxt(), B + 460);
         assert_eq!(rx.unwrap_seq(460), B + 460);
         assert_eq!(rx.unwrap_seq((B - 1000) as u32), B - 1000);
@@ -1057,8 +1207,129 @@ mod tests {
             s.write(p.mss as u64);
             let seg = s.next_segment(&p, t).expect("a segment");
             t = t + Time::from_us(10);
-            s.on_ack(&p, t, seg.seq + seg.len as u64);
+            s.on_ack(&p, t, seg.seq + seg.len as u64, false);
         }
         assert_eq!(s.cwnd(), iw);
+    }
+
+    const M: u64 = 1460;
+
+    /// Send every segment the window allows; their CWR flags.
+    fn send_all(tx: &mut TcpSender, p: &TcpParams) -> Vec<bool> {
+        std::iter::from_fn(|| tx.next_segment(p, Time::ZERO).map(|s| s.cwr)).collect()
+    }
+
+    #[test]
+    fn dctcp_keeps_alpha_per_window_and_cuts_by_half_of_it_once_per_window() {
+        let p = TcpParams {
+            initial_window: 4,
+            initial_ssthresh: 4 * M,
+            delayed_ack: None,
+            ecn: TcpEcn::DCTCP,
+            ..TcpParams::default()
+        };
+        let mut tx = TcpSender::new(&p);
+        tx.write(1000 * M);
+        assert_eq!(send_all(&mut tx, &p), [false; 4]);
+        let t = Time::from_us(10);
+        // The first ACK ends the first window (it began at 0): F = 0, so
+        // alpha = 15/16 * 1. Congestion avoidance: 5,840 + 1,460^2/5,840.
+        tx.on_ack(&p, t, M, false);
+        assert_eq!(tx.alpha(), 0.9375);
+        assert_eq!(tx.cwnd(), 6205);
+        // ECE: cwnd * (1 - alpha/2) = 6,205 * 0.53125 = 3,296.4, and no growth.
+        tx.on_ack(&p, t, 2 * M, true);
+        assert_eq!((tx.cwnd(), tx.ssthresh()), (3296, 3296));
+        assert_eq!(tx.stats.ecn_reductions, 1);
+        assert!(
+            send_all(&mut tx, &p).is_empty(),
+            "flight 2,920 + 1,460 > 3,296"
+        );
+        // Another ECE in the same window cuts nothing; the window grows by
+        // 1,460^2/3,296 = 646, and the next new segment carries CWR.
+        tx.on_ack(&p, t, 3 * M, true);
+        assert_eq!(tx.cwnd(), 3942);
+        assert_eq!(tx.stats.ecn_reductions, 1);
+        assert_eq!(send_all(&mut tx, &p), [true]);
+        tx.on_ack(&p, t, 4 * M, false);
+        assert_eq!(tx.cwnd(), 3942 + 2_131_600 / 3942);
+        assert_eq!(send_all(&mut tx, &p), [false, false]);
+        // This ACK passes the window's end (5,840): 2,920 of its 5,840 bytes
+        // were marked, F = 0.5: alpha = 15/16 * 0.9375 + 0.5/16.
+        tx.on_ack(&p, t, 5 * M, false);
+        assert_eq!(tx.alpha(), 0.91015625);
+        // Past the data in flight at the cut, an ECE cuts again.
+        tx.on_ack(&p, t, 6 * M, true);
+        assert_eq!(tx.stats.ecn_reductions, 2);
+    }
+
+    #[test]
+    fn classic_ecn_halves_once_per_window_and_the_receiver_echoes_until_cwr() {
+        let p = TcpParams {
+            initial_window: 10,
+            delayed_ack: None,
+            ecn: TcpEcn::Classic,
+            ..TcpParams::default()
+        };
+        let mut tx = TcpSender::new(&p);
+        tx.write(100 * M);
+        send_all(&mut tx, &p);
+        let t = Time::from_us(10);
+        // ECE on the first ACK, 10 segments outstanding when it came:
+        // ssthresh = max(10 x 1,460 / 2, 2 MSS) = 7,300, as for a loss.
+        tx.on_ack(&p, t, M, true);
+        assert_eq!((tx.cwnd(), tx.ssthresh()), (7300, 7300));
+        tx.on_ack(&p, t, 2 * M, true);
+        assert_eq!(tx.stats.ecn_reductions, 1, "once per window");
+        let mut rx = TcpReceiver::new();
+        let mut seg = |seq: u64, ce: bool, cwr: bool| {
+            rx.on_segment(&p, t, seq * M, M as u32, ce, cwr);
+            rx.ack_sent()
+        };
+        assert_eq!(seg(0, false, false), (M, false));
+        assert_eq!(seg(1, true, false), (2 * M, true));
+        assert_eq!(seg(2, false, false), (3 * M, true), "latched");
+        assert_eq!(seg(3, false, true), (4 * M, false), "until CWR");
+        assert_eq!(seg(4, true, true), (5 * M, true), "CE after CWR counts");
+        // Retransmissions are not ECN-capable (RFC 3168 6.1.5); new data is.
+        let mut fresh = TcpSender::new(&p);
+        fresh.write(10 * M);
+        let first = fresh.next_segment(&p, Time::ZERO).unwrap();
+        assert!(first.ect && !first.retransmission);
+        let d = fresh.rto_deadline().unwrap();
+        assert!(fresh.on_timer(&p, d));
+        let again = fresh.next_segment(&p, d).unwrap();
+        assert!(again.retransmission && !again.ect);
+    }
+
+    #[test]
+    fn dctcp_receiver_acks_at_once_when_ce_changes_with_an_ack_owed() {
+        let p = TcpParams {
+            ecn: TcpEcn::DCTCP,
+            ..TcpParams::default()
+        };
+        let t = Time::from_us(1);
+        let mut rx = TcpReceiver::new();
+        let seg = |rx: &mut TcpReceiver, n: u64, ce: bool| {
+            rx.on_segment(&p, t, n * M, M as u32, ce, false)
+        };
+        assert!(matches!(seg(&mut rx, 0, false).ack, AckAction::At(_)));
+        let r = seg(&mut rx, 1, false);
+        assert_eq!((r.ack, r.ack_before), (AckAction::Now, None));
+        assert_eq!(rx.ack_sent(), (2 * M, false));
+        // CE with nothing owed: no extra ACK; delayed as usual.
+        let r = seg(&mut rx, 2, true);
+        assert!(r.ack_before.is_none() && matches!(r.ack, AckAction::At(_)));
+        // CE ends with segment 2 unacknowledged: its ACK (with ECE) first.
+        let r = seg(&mut rx, 3, false);
+        assert_eq!(r.ack_before, Some((3 * M, true)));
+        assert!(
+            matches!(r.ack, AckAction::At(_)),
+            "segment 3 starts a new delay"
+        );
+        let r = seg(&mut rx, 4, false);
+        assert_eq!((r.ack, r.ack_before), (AckAction::Now, None));
+        assert_eq!(rx.ack_sent(), (5 * M, false));
+        assert_eq!(rx.ce_segments, 1);
     }
 }
