@@ -9,7 +9,7 @@ import pytest
 import cnsim
 from cnsim import plots
 
-from conftest import NO_CM, PAUSE, ROOT, SCENARIOS
+from conftest import NO_CM, PAUSE, ROOT, SCENARIOS, texts_outside
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -89,25 +89,8 @@ def test_plot_rejects_unknown_format(result, tmp_path):
 # --------------------------------------------------------------------------- views
 
 
-def _outside(fig) -> list[str]:
-    """The titles and legends of a figure that do not lie within it (matplotlib text extents)."""
-    fig.draw_without_rendering()  # runs the layout
-    renderer = fig.canvas.get_renderer()
-    box = fig.bbox.padded(0.5)
-    texts = [fig._suptitle] + [t for ax in fig.axes for t in (ax.title, ax._left_title, ax._right_title)]
-    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
-    found = []
-    for artist in texts + legends:
-        if artist is None or (hasattr(artist, "get_text") and not artist.get_text()):
-            continue
-        extent = artist.get_window_extent(renderer)
-        if not (box.x0 <= extent.x0 and extent.x1 <= box.x1 and box.y0 <= extent.y0 and extent.y1 <= box.y1):
-            found.append(artist.get_text() if hasattr(artist, "get_text") else f"legend of {len(artist.texts)} entries")
-    return found
-
-
 def assert_inside(fig) -> None:
-    assert _outside(fig) == [], "titles or legends outside the figure"
+    assert texts_outside(fig) == [], "titles or legends outside the figure"
 
 
 @pytest.fixture(scope="module")
@@ -146,10 +129,10 @@ def test_titles_and_legends_lie_within_every_figure(scheme_runs, result, fat_tre
     runs = [result, *scheme_runs.values(), fat_tree]
     for run in runs:
         for view in plots.views_for(run):
-            assert _outside(run.plot(view)) == [], (run.name, view)
+            assert texts_outside(run.plot(view)) == [], (run.name, view)
     several = [result, scheme_runs["bcn"], scheme_runs["pause"]]
     for view in plots.views_for(several):
-        assert _outside(plots.figure(several, view)) == [], ("several", view)
+        assert texts_outside(plots.figure(several, view)) == [], ("several", view)
 
 
 def test_the_rate_limiter_view_draws_cr_and_qcns_tr(scheme_runs):
