@@ -82,7 +82,7 @@ demo: build
 	@echo "Summaries:  $(RESULTS)/no_cm/summary.json  $(RESULTS)/pause/summary.json"
 	@echo "Tables:     $(RESULTS)/<variant>/*.parquet"
 	@echo "Figures:    $(RESULTS)/no_cm/figures/  $(RESULTS)/pause/figures/"
-	@echo "Comparison: $(RESULTS)/compare/ (throughput_links, throughput_flows, queue_occupancy, drops)"
+	@echo "Comparison: $(RESULTS)/compare/ (one figure per view: README.md, Figures)"
 
 # --- tests -----------------------------------------------------------------
 

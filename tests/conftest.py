@@ -79,3 +79,41 @@ def write_scenario(tmp_path):
 @pytest.fixture(scope="session")
 def python_exe() -> str:
     return sys.executable
+
+
+def texts_outside(fig) -> list[str]:
+    """The titles and legends of a matplotlib figure that do not lie within it (their text
+    extents, after the figure's layout)."""
+    fig.draw_without_rendering()  # runs the layout
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox.padded(0.5)
+    texts = [fig._suptitle] + [t for ax in fig.axes for t in (ax.title, ax._left_title, ax._right_title)]
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    found = []
+    for artist in texts + legends:
+        if artist is None or (hasattr(artist, "get_text") and not artist.get_text()):
+            continue
+        extent = artist.get_window_extent(renderer)
+        if not (box.x0 <= extent.x0 and extent.x1 <= box.x1 and box.y0 <= extent.y0 and extent.y1 <= box.y1):
+            found.append(artist.get_text() if hasattr(artist, "get_text") else f"legend of {len(artist.texts)} entries")
+    return found
+
+
+@pytest.fixture(scope="session")
+def quick_reproduction(tmp_path_factory):
+    """`cnsim reproduce STUDY --quick` into a temporary directory, once per study and session;
+    returns the sweep directory (report.html inside)."""
+    from cnsim.cli import main
+
+    done: dict[str, Path] = {}
+
+    def reproduce(study: str) -> Path:
+        if study not in done:
+            out = tmp_path_factory.mktemp("reproduce") / study
+            with pytest.raises(SystemExit) as exc:
+                main(["reproduce", study, "--quick", "--out", str(out), "--quiet"])
+            assert exc.value.code in (None, 0)
+            done[study] = out
+        return done[study]
+
+    return reproduce

@@ -9,7 +9,7 @@ import pytest
 import cnsim
 from cnsim import plots
 
-from conftest import NO_CM
+from conftest import NO_CM, PAUSE, ROOT, SCENARIOS, texts_outside
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -50,8 +50,9 @@ def test_variant_labels(result):
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 def test_plot_writes_every_view(result, tmp_path, fmt):
     files = plots.plot(result, tmp_path, fmt)
+    # no_cm drops frames, sends no PAUSE and has no rate limiters.
     assert sorted(f.name for f in files) == sorted(
-        f"{v}.{fmt}" for v in ("throughput_links", "throughput_flows", "queue_occupancy", "drops")
+        f"{v}.{fmt}" for v in ("throughput_links", "throughput_flows", "queue_occupancy", "drops", "drops_over_time")
     )
     for f in files:
         data = f.read_bytes()
@@ -74,7 +75,7 @@ def test_plot_labels_axes_with_units(result, tmp_path):
     finally:
         plots._save = real_save
     assert ("time (ms)", "throughput (Gb/s)") in seen["throughput_links"]
-    assert any(y == "mean occupancy (KB = 1000 B)" for _, y in seen["queue_occupancy"])
+    assert any(y == "mean occupancy (KiB = 1024 B)" for _, y in seen["queue_occupancy"])  # kilobyte = 1024
     assert any("Gb/s" in y for _, y in seen["throughput_flows"])
     assert seen["drops"] == [("", "frames dropped")]
     assert plt.get_fignums() == []  # figures are closed
@@ -83,3 +84,119 @@ def test_plot_labels_axes_with_units(result, tmp_path):
 def test_plot_rejects_unknown_format(result, tmp_path):
     with pytest.raises(ValueError):
         plots.plot(result, tmp_path, "jpeg")
+
+
+# --------------------------------------------------------------------------- views
+
+
+def assert_inside(fig) -> None:
+    assert texts_outside(fig) == [], "titles or legends outside the figure"
+
+
+@pytest.fixture(scope="module")
+def scheme_runs() -> dict[str, cnsim.Result]:
+    """Short runs of shipped scenarios, between them every view."""
+    return {
+        "bcn": cnsim.run(SCENARIOS / "baseline" / "bcn.toml", duration="12ms"),
+        "pause": cnsim.run(PAUSE, duration="12ms"),
+        "qcn": cnsim.run(SCENARIOS / "qcn_tcp" / "hotspot.toml", set={"qcn.enabled": True, "duration": "20ms"}),
+        "pfc": cnsim.run(SCENARIOS / "pfc" / "lossless_and_lossy.toml", duration="2ms"),
+        "shared": cnsim.run(SCENARIOS / "pfc" / "incast_1000.toml", duration="1ms", set={"params.senders": 20}),
+    }
+
+
+def test_every_view_draws_for_a_run_that_has_its_data(scheme_runs, result):
+    expect = {
+        "bcn": {"rate_limiters"},
+        "pause": {"pause"},
+        "qcn": {"rate_limiters", "drops_over_time"},
+        "pfc": {"pause", "pfc_timeline", "drops_over_time"},
+        "shared": {"buffer_use"},
+    }
+    drawn = set()
+    for name, run in scheme_runs.items():
+        views = plots.views_for(run)
+        assert expect[name] <= set(views), name
+        for view in views:
+            fig = run.plot(view)
+            assert fig.axes and any(ax.has_data() for ax in fig.axes), (name, view)
+            drawn.add(view)
+    assert "rate_limiters" not in plots.views_for(result) and "pause" not in plots.views_for(result)
+    assert drawn == set(plots.VIEWS)
+
+
+def test_titles_and_legends_lie_within_every_figure(scheme_runs, result, fat_tree):
+    runs = [result, *scheme_runs.values(), fat_tree]
+    for run in runs:
+        for view in plots.views_for(run):
+            assert texts_outside(run.plot(view)) == [], (run.name, view)
+    several = [result, scheme_runs["bcn"], scheme_runs["pause"]]
+    for view in plots.views_for(several):
+        assert texts_outside(plots.figure(several, view)) == [], ("several", view)
+
+
+def test_the_rate_limiter_view_draws_cr_and_qcns_tr(scheme_runs):
+    (ax,) = scheme_runs["bcn"].plot("rate_limiters").axes
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels and all(label.endswith(" CR") for label in labels)  # BCN has no target rate
+    assert "C1->S1 CR" in labels
+    qcn = scheme_runs["qcn"]
+    fig = qcn.plot("rate_limiters")
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    # 81 flows: the 6 held furthest below their peak, each with CR and TR (12 lines).
+    assert len(labels) == plots.MAX_SERIES and sum(label.endswith(" TR") for label in labels) == 6
+    assert "the 6 most limited of 81 flows" in fig._suptitle.get_text().replace("\n", " ")
+
+
+def test_identical_series_are_drawn_distinguishably(scheme_runs):
+    # C1->S1 and C3->S1 deliver alike: the later line is thinner and dashed, so an equal
+    # earlier one still shows around it.
+    (ax,) = plots.time_figure([scheme_runs["pause"]], ["pause"], "flows", ["C1->S1", "C3->S1"], "t").axes
+    first, second = ax.get_lines()
+    assert first.get_linewidth() > second.get_linewidth()
+    assert first.get_linestyle() != second.get_linestyle()
+
+
+def test_queue_axes_use_the_scenarios_kilobyte(scheme_runs):
+    assert scheme_runs["pause"].kilobyte == 1024 and scheme_runs["qcn"].kilobyte == 1000
+    (ax,) = scheme_runs["qcn"].plot("queue_occupancy").axes
+    assert ax.get_ylabel() == "mean occupancy (KB = 1000 B)"
+    (ax,) = scheme_runs["pause"].plot("queue_occupancy").axes
+    assert ax.get_ylabel() == "mean occupancy (KiB = 1024 B)"
+    # A scenario given as a dict (no file to read) counts decimal kilobytes.
+    bare = copy.copy(scheme_runs["pause"])
+    bare.summary = {**bare.summary, "scenario_file": "<dict>"}
+    assert bare.kilobyte == 1000
+
+
+@pytest.fixture(scope="module")
+def fat_tree() -> cnsim.Result:
+    """A k = 4 fat tree: 16 hosts, 240 flows, 96 queues."""
+    return cnsim.run(ROOT / "bench" / "fat_tree_k8.toml",
+                     set={"params.k": 4, "params.half": 2, "duration": "2ms", "bin": "100us"})
+
+
+def test_a_fat_tree_shows_its_top_flows_and_says_so(fat_tree):
+    assert len(fat_tree.flows) == 240
+    fig = fat_tree.plot("throughput_flows")
+    (ax,) = fig.axes
+    assert len(ax.get_lines()) == plots.MAX_SERIES
+    assert "the 12 busiest of 240 flows" in fig._suptitle.get_text().replace("\n", " ")
+    # The busiest: no flow left out delivered more than the least of those shown.
+    delivered = fat_tree.flow_throughput.groupby("flow")["delivered_gbps"].sum()
+    shown = [line.get_label() for line in ax.get_lines()]
+    assert delivered.drop(shown).max() <= delivered[shown].min()
+    assert_inside(fig)
+    # Compared with another run: one panel per item, at most MAX_PANELS.
+    fig = plots.figure([fat_tree, fat_tree], "throughput_flows", labels=["a", "b"])
+    assert len(fig.axes) == plots.MAX_PANELS
+    assert_inside(fig)
+
+
+def test_result_plot_names_the_views(result):
+    with pytest.raises(ValueError, match="unknown view 'nope'; views: throughput_links"):
+        result.plot("nope")
+    with pytest.raises(ValueError, match="rate_limiters.*congestion-notification"):
+        result.plot("rate_limiters")
+    fig = result.plot("drops_over_time")
+    assert "CORE->S1" in fig.axes[0].get_yticklabels()[0].get_text()

@@ -41,7 +41,8 @@ def test_the_table_marks_cnsims_value_and_ends_with_the_deck():
     rows = [(None, [_result(400), _result(420)]), ("5Gbps", [_result(1000)])]
     table = sensitivity_table(s, rows)
     assert list(table["bcn.initial_rate"]) == ["not set (the default)  ← cnsim", "5Gbps", "the deck"]
-    assert list(table["frames dropped"]) == ["410", "1,000", "1,371"]
+    # 400 and 420: s = 14.1, t(0.975, 1) = 12.7, so the mean's 95% interval is ± 127.
+    assert list(table["frames dropped"]) == ["410 ± 127", "1,000", "1,371"]
     assert list(table["seeds"])[:2] == [2, 1]
     # 410 -> 1,000: a spread of 590 / 410 = 144% of the chosen value's.
     assert sensitivity_summary(s, rows) == \

@@ -17,8 +17,8 @@ def _run(jain: float, dev_max: float, dev_rms: float, end_s: float = 0.08):
 def test_the_fairness_table_gives_the_mean_interval_and_the_deck_row():
     runs = {"bcn": [_run(0.9, 0.5, 0.3), _run(0.8, 0.6, 0.4), _run(1.0, 0.1, 0.05)]}
     table = cn_sim_baseline.range_table(runs).set_index("variant")
-    # Jain: mean 0.9, sample s.d. 0.1, half-width 1.96 x 0.1 / sqrt(3) = 0.113.
-    assert table.loc["bcn", "Jain's index min / mean (95% CI) / max"] == "0.800 / 0.900 (± 0.113) / 1.000"
+    # Jain: mean 0.9, sample s.d. 0.1, half-width t(0.975, 2) x 0.1 / sqrt(3) = 4.303 x 0.0577 = 0.248.
+    assert table.loc["bcn", "Jain's index min / mean (95% CI) / max"] == "0.800 / 0.900 (± 0.248) / 1.000"
     assert table.loc["bcn", "window"] == "[20, 80) ms"
     deck = table.loc["the deck (BCN)"]
     assert deck["Jain's index min / mean (95% CI) / max"] == "0.937 / 0.977 / 0.997"

@@ -56,6 +56,7 @@ def test_the_wheel_carries_the_scenarios_the_benchmarks_and_the_licences(wheel):
     shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "scenarios").glob("*/*.toml")}
     shipped |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "bench").glob("*.toml")}
     assert {f"cnsim/data/{rel}" for rel in shipped} <= names
+    assert "cnsim/templates/report.html" in names  # the report's template, package data
     assert not any(n.startswith(("scenarios/", "bench/")) for n in names)  # nothing at the top of site-packages
     licences = {Path(n).name for n in names if ".dist-info/" in n}
     assert {"LICENSE-MIT", "LICENSE-APACHE"} <= licences

@@ -70,14 +70,21 @@ def print_warnings(result: Result, console: Console | None = None) -> None:
         console.print(f"[bold yellow]warning:[/bold yellow] {escape(line)}")
 
 
+#: Rows of a per-flow or per-queue table; the rest is counted in one closing line.
+MAX_ROWS = 12
+
+
 def flow_table(result: Result) -> Table:
-    table = Table(title="Flows", title_justify="left", show_edge=False, pad_edge=False)
+    """One row per flow; beyond MAX_ROWS flows, those that dropped most, then delivered most."""
+    flows, more = _first_rows(result.flows, ("dropped_frames", "delivered_bytes"))
+    table = Table(title=_title("Flows", len(flows), more, "most drops, then bytes delivered"), title_justify="left",
+                  show_edge=False, pad_edge=False)
     table.add_column("flow")
     table.add_column("src → dst")
     table.add_column("offered Gb/s", justify="right")
     table.add_column("delivered Gb/s", justify="right")
     table.add_column("dropped frames", justify="right")
-    for row in result.flows.to_dict("records"):
+    for row in flows.to_dict("records"):
         table.add_row(
             escape(str(row["name"])),
             escape(f"{row['src']} → {row['dst']}"),
@@ -85,11 +92,13 @@ def flow_table(result: Result) -> Table:
             f"{row.get('delivered_gbps', 0.0):.3f}",
             _int(row.get("dropped_frames")),
         )
+    _more_row(table, more, "flows")
     return table
 
 
 def queue_table(result: Result) -> Table | None:
-    """Queues that dropped frames or sent PAUSE frames; None if there are none."""
+    """Queues that dropped frames or sent PAUSE frames; None if there are none. Beyond
+    MAX_ROWS queues, those that dropped most, then sent most."""
     q = result.queues
     if q.empty:
         return None
@@ -100,8 +109,10 @@ def queue_table(result: Result) -> Table | None:
     busy = q[mask]
     if busy.empty:
         return None
+    busy, more = _first_rows(busy, ("drops_frames", "tx_bytes"))
     table = Table(
-        title="Queues with drops or PAUSE (sent or received)", title_justify="left", show_edge=False, pad_edge=False
+        title=_title("Queues with drops or PAUSE (sent or received)", len(busy), more, "most drops, then bytes sent"),
+        title_justify="left", show_edge=False, pad_edge=False,
     )
     table.add_column("queue")
     table.add_column("drops (frames)", justify="right")
@@ -116,7 +127,27 @@ def queue_table(result: Result) -> Table | None:
             _int(row.get("pause_frames_sent")),
             f"{(row.get('paused_time_s') or 0.0) * 1e3:.3f}",
         )
+    _more_row(table, more, "queues")
     return table
+
+
+def _first_rows(frame: pd.DataFrame, order: Sequence[str]) -> tuple[pd.DataFrame, int]:
+    """All rows in their order if they fit in MAX_ROWS, else the first MAX_ROWS by the
+    columns `order` (largest first); and how many were left out."""
+    if len(frame) <= MAX_ROWS:
+        return frame, 0
+    by = [c for c in order if c in frame]
+    ranked = frame.sort_values(by, ascending=False, kind="stable") if by else frame
+    return ranked.head(MAX_ROWS), len(frame) - MAX_ROWS
+
+
+def _title(title: str, shown: int, more: int, order: str) -> str:
+    return f"{title}: the {shown} with the {order}, of {shown + more}" if more else title
+
+
+def _more_row(table: Table, more: int, noun: str) -> None:
+    if more:
+        table.caption, table.caption_justify = f"… and {more:,} more {noun}", "left"
 
 
 def performance_line(summary: dict[str, Any]) -> str:

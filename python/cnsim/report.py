@@ -6,8 +6,9 @@ the published ones.
 from __future__ import annotations
 
 import base64
+import difflib
+import functools
 import hashlib
-import html
 import io
 import math
 import os
@@ -17,7 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import matplotlib
+from markupsafe import Markup
 
 matplotlib.use("Agg")
 
@@ -29,6 +32,7 @@ from . import studies  # noqa: E402
 from .outputs import write_atomically  # noqa: E402
 from .plots import time_figure  # noqa: E402
 from .results import Result  # noqa: E402
+from .stats import mean_interval, mean_text  # noqa: E402
 from .sweep import REPORT_FILE as REPORT_NAME  # noqa: E402
 
 
@@ -194,82 +198,154 @@ def render(
     seeds: Sequence[int],
     sensitivity_runs: Mapping[int, Sequence[tuple[Any, Sequence[Result]]]] | None = None,
 ) -> str:
+    """The report page (templates/report.html) for a study's runs."""
     from . import __version__
 
-    parts: list[str] = [_HEAD.format(title=html.escape(spec.title))]
-    parts.append(f"<h1>{html.escape(spec.title)}</h1>")
-    parts.append(f"<p class='source'>{html.escape(spec.source)}</p>")
-    if quick:
-        parts.append(
-            "<p class='warn'>Quick run: fewer seeds and a shorter simulated time than the study. "
-            "The numbers below are a smoke test and are not comparable with the published ones.</p>"
-        )
     failed = summary[summary["status"] != "ok"]
-    if len(failed):
-        parts.append(f"<p class='warn'>{len(failed)} point(s) failed and are left out: "
-                     + ", ".join(html.escape(str(p)) for p in failed["point_id"]) + "</p>")
     partial = summary[summary["partial"]] if "partial" in summary else summary.iloc[:0]
-    if len(partial):
-        parts.append(f"<p class='warn'>{len(partial)} point(s) stopped early (partial results) and are included: "
-                     + ", ".join(html.escape(str(p)) for p in partial["point_id"]) + "</p>")
-
-    parts.append("<h2>Published and ours</h2>")
-    parts.append(_metrics_table(spec, runs))
-    for title, build in spec.extra_tables:
-        parts.append(f"<h3>{html.escape(title)}</h3>")
-        parts.append(_frame_table(build(runs)))
-    if spec.findings:
-        parts.append("<h3>What the study found</h3><ul>")
-        parts.extend(f"<li>{html.escape(f)}</li>" for f in spec.findings)
-        parts.append("</ul>")
-
-    if spec.differences:
-        parts.append("<h3>Where we differ, and why</h3><ul>")
-        texts = (studies.text_of(d, runs) for d in spec.differences)
-        parts.extend(f"<li>{html.escape(t)}</li>" for t in texts if t)
-        parts.append("</ul>")
-
-    if sensitivity_runs is not None:
-        parts.append("<h2>Sensitivity</h2>")
-        parts.append("<p>Parameters the study leaves open, each swept on one variant with the other parameters as "
-                     "in the study; means over seeds. The value cnsim uses is marked.</p>")
-        for i, s in enumerate(spec.sensitivities):
-            parts.append(f"<h3>{html.escape(s.parameter)} (<code>{html.escape(s.key)}</code>, "
-                         f"{html.escape(s.variant)})</h3>")
-            parts.append(f"<p>cnsim's choice: {html.escape(_value_text(s.chosen))}. {html.escape(s.reason)}</p>")
-            rows = sensitivity_runs.get(i, [])
-            parts.append(_frame_table(sensitivity_table(s, rows)))
-            summary_text = sensitivity_summary(s, rows)
-            if summary_text:
-                parts.append(f"<p>{html.escape(summary_text)}</p>")
-
-    parts.append("<h2>Views</h2>")
-    first = {v: rs[0] for v, rs in runs.items() if rs}
-    labels = [f"{v} (seed {r.summary.get('seed')})" for v, r in first.items()]
-    for view in spec.views:
-        fig = time_figure(list(first.values()), labels, view.kind, view.items, view.title)
-        parts.append(_figure(fig, view.title))
-    if spec.drops_figure:
-        parts.append(_figure(_drops_figure(runs), "Frames dropped per variant"))
-    for title, draw in spec.extra_figures:
-        parts.append(_figure(draw(runs), title))
-
-    parts.append("<h2>Runs</h2>")
-    parts.append(_points_table(summary))
-
-    parts.append("<h2>Reconstruction and assumptions</h2>")
-    for name, path in variants.items():
-        parts.append(f"<h3>{html.escape(name)} — <code>{html.escape(_display_path(path))}</code></h3>")
-        parts.append(f"<pre>{html.escape(_leading_comment(path))}</pre>")
-
-    parts.append("<h2>Provenance</h2>")
+    texts = (studies.text_of(d, runs) for d in spec.differences)
+    shared_note, notes = reconstruction_notes(variants)
     if spec.sweep_variants:
         # Scenario files behind the sweep variants: show the hash of each file's first run.
-        runs = {base: next((rs for v, rs in runs.items() if rs and spec.sweep_bases.get(v, base) == base), [])
-                for base in variants}
-    parts.append(_provenance(command, __version__, variants, runs, seeds))
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+        first_runs = {base: next((rs for v, rs in runs.items() if rs and spec.sweep_bases.get(v, base) == base), [])
+                      for base in variants}
+    else:
+        first_runs = runs
+    return _template().render(
+        spec=spec,
+        quick=quick,
+        failed=[str(p) for p in failed["point_id"]],
+        partial=[str(p) for p in partial["point_id"]],
+        metrics=metric_rows(spec, runs, quick=quick),
+        extra_tables=[(title, _frame_table(build(runs))) for title, build in spec.extra_tables],
+        differences=[t for t in texts if t],
+        sensitivities=None if sensitivity_runs is None else _sensitivity_sections(spec, sensitivity_runs),
+        figures=[(caption, _png_uri(fig)) for caption, fig in report_figures(spec, runs)],
+        runs_table=_points_table(summary),
+        shared_note=shared_note,
+        notes=notes,
+        command=command,
+        version=__version__,
+        python=sys.version.split()[0],
+        seeds=[str(s) for s in seeds],
+        written=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        provenance=_provenance(variants, first_runs),
+    )
+
+
+@functools.cache
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("cnsim", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env.get_template("report.html")
+
+
+def report_figures(spec: studies.Study, runs: Mapping[str, Sequence[Result]]) -> list[tuple[str, Any]]:
+    """The report's figures, (caption, matplotlib figure), in page order. The caption is the
+    figure's one title: the figures carry none of their own."""
+    first = {v: rs[0] for v, rs in runs.items() if rs}
+    labels = [f"{v} (seed {r.summary.get('seed')})" for v, r in first.items()]
+    figures = [(view.title, time_figure(list(first.values()), labels, view.kind, view.items, None))
+               for view in spec.views]
+    if spec.drops_figure:
+        figures.append(("Frames dropped per variant: mean over seeds, 95% confidence interval", _drops_figure(runs)))
+    figures += [(title, draw(runs)) for title, draw in spec.extra_figures]
+    return figures
+
+
+def metric_rows(spec: studies.Study, runs: Mapping[str, Sequence[Result]], *, quick: bool) -> list[dict[str, Any]]:
+    """The rows of the table of published numbers and ours: each metric's mean over seeds ±
+    its 95% interval, the range, and the difference from the published value, which a
+    quick run (shorter, fewer seeds) does not state."""
+    rows = []
+    for m in spec.metrics:
+        values = [v for v in (m.measure(r) for r in runs.get(m.variant, ())) if not math.isnan(v)]
+        fmt = f"{{:,.{m.decimals}f}}"
+        mean, half = mean_interval(values)
+        row = {
+            "label": f"{m.label} {m.unit}" if m.unit else m.label,
+            "variant": m.variant,
+            "published": None if m.published is None else fmt.format(m.published),
+            "note": m.note,
+            "ours": mean_text(values, fmt),
+            "range": (f"{fmt.format(min(values))} – {fmt.format(max(values))}, {len(values)} seeds"
+                      if len(values) > 1 else ""),
+            "difference": "",
+            "comparable": True,
+        }
+        if m.published is not None and values:
+            if quick:
+                row["difference"], row["comparable"] = "quick run: not comparable", False
+            else:
+                row["difference"] = _difference(mean, half, m.published, fmt)
+        rows.append(row)
+    return rows
+
+
+def _difference(mean: float, half: float, published: float, fmt: str) -> str:
+    d = mean - published
+    text = ("+" if d > 0 else "") + fmt.format(d)
+    if published:
+        text += f" ({d / published:+.1%})"
+    if not math.isnan(half) and abs(d) <= half:
+        text += ", within the 95% CI"
+    return text
+
+
+def _sensitivity_sections(spec: studies.Study, sensitivity_runs) -> list[dict[str, Any]]:
+    sections = []
+    for i, s in enumerate(spec.sensitivities):
+        rows = sensitivity_runs.get(i, [])
+        sections.append({
+            "parameter": s.parameter, "key": s.key, "variant": s.variant, "chosen": _value_text(s.chosen),
+            "reason": s.reason, "table": _frame_table(sensitivity_table(s, rows)),
+            "summary": sensitivity_summary(s, rows),
+        })
+    return sections
+
+
+def reconstruction_notes(variants: Mapping[str, str]) -> tuple[str, list[tuple[list[tuple[str, str]], str]]]:
+    """The scenario files' leading comments without repeats: the block of lines that all of
+    them share (at least three lines), and per group of variants with the same remaining
+    text, the variants (name, path) and that text."""
+    notes = {name: _leading_comment(path).splitlines() for name, path in variants.items()}
+    shared = _shared_lines(list(notes.values())) if len(notes) > 1 else []
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for name, lines in notes.items():
+        groups.setdefault(_without(lines, shared), []).append((name, _display_path(variants[name])))
+    return "\n".join(shared), [(names, text) for text, names in groups.items()]
+
+
+def _shared_lines(notes: Sequence[list[str]]) -> list[str]:
+    """The longest run of lines found in every note, without blank lines at its ends;
+    nothing if it is shorter than three lines."""
+    common = notes[0]
+    for lines in notes[1:]:
+        m = difflib.SequenceMatcher(None, common, lines, autojunk=False).find_longest_match(
+            0, len(common), 0, len(lines))
+        common = common[m.a:m.a + m.size]
+    while common and not common[0].strip():
+        common = common[1:]
+    while common and not common[-1].strip():
+        common = common[:-1]
+    return common if len(common) >= 3 else []
+
+
+def _without(lines: list[str], shared: list[str]) -> str:
+    """A note's text without the shared block (once), its blank lines not doubled."""
+    n = len(shared)
+    at = next((i for i in range(len(lines) - n + 1) if n and lines[i:i + n] == shared), None)
+    if at is not None:
+        lines = lines[:at] + [""] + lines[at + n:]
+    text = "\n".join(lines)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.strip("\n")
 
 
 def _value_text(value: Any) -> str:
@@ -280,24 +356,24 @@ def _number(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
-def _sensitivity_means(s: studies.Sensitivity, rows) -> list[tuple[Any, int, dict[str, float]]]:
-    """Per value: the number of seeds and each metric's mean over them (nan without a value)."""
+def _sensitivity_means(s: studies.Sensitivity, rows) -> list[tuple[Any, int, dict[str, tuple[float, float]]]]:
+    """Per value: the number of seeds and each metric's mean over them and the half-width of
+    its 95% interval (nan without a value, or without two)."""
     out = []
     for value, results in rows:
-        means = {}
-        for label, measure, _ in s.metrics:
-            values = [v for v in (measure(r) for r in results) if not math.isnan(v)]
-            means[label] = float(np.mean(values)) if values else float("nan")
+        means = {label: mean_interval(measure(r) for r in results) for label, measure, _ in s.metrics}
         out.append((value, len(results), means))
     return out
 
 
 def sensitivity_table(s: studies.Sensitivity, rows: Sequence[tuple[Any, Sequence[Result]]]) -> pd.DataFrame:
-    """One row per value: each metric's mean over seeds, the chosen value marked, the published value last."""
+    """One row per value: each metric's mean over seeds ± its 95% interval, the chosen value
+    marked, the published value last."""
     out = []
     for value, n, means in _sensitivity_means(s, rows):
         row = {s.key: _value_text(value) + ("  ← cnsim" if value == s.chosen else ""), "seeds": n}
-        row.update({label: "—" if math.isnan(m) else _number(m) for label, m in means.items()})
+        for label, (mean, half) in means.items():
+            row[label] = "—" if math.isnan(mean) else _number(mean) + ("" if math.isnan(half) else f" ± {_number(half)}")
         out.append(row)
     published = {label: p for label, _, p in s.metrics}
     if any(p is not None for p in published.values()):
@@ -309,10 +385,10 @@ def sensitivity_table(s: studies.Sensitivity, rows: Sequence[tuple[Any, Sequence
 def sensitivity_summary(s: studies.Sensitivity, rows: Sequence[tuple[Any, Sequence[Result]]]) -> str:
     """How far each metric moves over the values, against its value at cnsim's choice."""
     means = _sensitivity_means(s, rows)
-    chosen = next((m for v, _, m in means if v == s.chosen), None)
+    chosen = next(({k: mean for k, (mean, _) in m.items()} for v, _, m in means if v == s.chosen), None)
     parts = []
     for label, _, _ in s.metrics:
-        found = [m[label] for _, _, m in means if not math.isnan(m[label])]
+        found = [m[label][0] for _, _, m in means if not math.isnan(m[label][0])]
         if len(found) < 2 or chosen is None or not chosen[label]:
             continue
         spread = (max(found) - min(found)) / abs(chosen[label])
@@ -322,53 +398,14 @@ def sensitivity_summary(s: studies.Sensitivity, rows: Sequence[tuple[Any, Sequen
     return ("Over these values: " + "; ".join(parts) + ".") if parts else ""
 
 
-def _metrics_table(spec: studies.Study, runs: Mapping[str, Sequence[Result]]) -> str:
-    rows = []
-    for m in spec.metrics:
-        values = [m.measure(r) for r in runs.get(m.variant, ())]
-        values = [v for v in values if not math.isnan(v)]
-        fmt = f"{{:,.{m.decimals}f}}"
-        if values:
-            mean = float(np.mean(values))
-            ours = fmt.format(mean)
-            if len(values) > 1:
-                ours += f" <span class='range'>({fmt.format(min(values))} – {fmt.format(max(values))}, {len(values)} seed{'s' if len(values) != 1 else ''})</span>"
-        else:
-            mean, ours = None, "—"
-        if m.published is None:
-            published, diff = html.escape(m.note or "—"), ""
-        else:
-            published = fmt.format(m.published)
-            if m.note:
-                published += f" <span class='range'>({html.escape(m.note)})</span>"
-            if mean is None:
-                diff = ""
-            else:
-                d = mean - m.published
-                rel = f" ({d / m.published:+.1%})" if m.published else ""
-                diff = fmt.format(d) + rel
-                if d > 0 and not diff.startswith("+"):
-                    diff = "+" + diff
-        unit = f" {html.escape(m.unit)}" if m.unit else ""
-        rows.append(
-            f"<tr><td>{html.escape(m.label)}{unit}</td><td>{html.escape(m.variant)}</td>"
-            f"<td class='num'>{published}</td><td class='num'>{ours}</td><td class='num'>{diff}</td></tr>"
-        )
-    return (
-        "<table class='metrics'><thead><tr><th>value</th><th>variant</th><th>published</th>"
-        "<th>ours (mean over seeds)</th><th>difference</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
-
-
-def _frame_table(frame: pd.DataFrame) -> str:
+def _frame_table(frame: pd.DataFrame) -> Markup:
+    """A table as HTML (pandas escapes its cells)."""
     table = frame.astype(object).where(frame.notna(), "—")
-    return table.to_html(index=False, classes="metrics", na_rep="—",
-                         float_format=lambda x: f"{x:,.3f}", escape=True)
+    return Markup(table.to_html(index=False, classes="metrics", border=0, na_rep="—",
+                                float_format=lambda x: f"{x:,.3f}", escape=True))
 
 
-def _points_table(summary: pd.DataFrame) -> str:
+def _points_table(summary: pd.DataFrame) -> Markup:
     preferred = ["point_id", "variant", "seed", "status", "dropped_frames", "delivered_frames",
                  "pause_frames_sent", "events", "wall_time_s", "error"]
     cols = [c for c in preferred if c in summary.columns]
@@ -376,54 +413,60 @@ def _points_table(summary: pd.DataFrame) -> str:
              and c not in ("offered_frames", "in_flight_frames", "frame_hops")]
     table = summary[cols[:3] + extra + cols[3:]].sort_values(["variant", "seed"]).astype(object)
     table = table.where(table.notna(), "")
-    return table.to_html(index=False, classes="points", na_rep="", float_format=lambda x: f"{x:,.4g}")
+    # Columns that say nothing (no error, no partial point) are left out; the warnings above name any.
+    table = table[[c for c in table.columns if c not in ("error", "partial") or table[c].astype(bool).any()]]
+    # Spaces in the headers let them wrap, so the table fits the page.
+    table.columns = [c.replace("_", " ") for c in table.columns]
+    formatters = {c: _cell for c in table.columns if c != "seed"}
+    return Markup(table.to_html(index=False, classes="points", border=0, na_rep="", formatters=formatters))
 
 
-def _provenance(command, version, variants, runs, seeds) -> str:
-    rows = [
-        ("command", f"<code>{html.escape(command)}</code>"),
-        ("cnsim version", html.escape(str(version))),
-        ("Python", html.escape(sys.version.split()[0])),
-        ("seeds", html.escape(", ".join(str(s) for s in seeds))),
-        ("written", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
-    ]
+def _cell(value: Any) -> str:
+    """Counts (frames, events) with thousands separators, times to 4 digits."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return f"{value:,}"
+    if isinstance(value, (float, np.floating)):
+        return f"{value:,.4g}"
+    return str(value)
+
+
+def _provenance(variants: Mapping[str, str], runs: Mapping[str, Sequence[Result]]) -> list[dict[str, str]]:
+    rows = []
     for name, path in variants.items():
-        file_hash = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         rs = runs.get(name) or []
-        scenario_hash = rs[0].summary.get("scenario_hash", "") if rs else ""
-        rows.append(
-            (f"variant {html.escape(name)}",
-             f"<code>{html.escape(_display_path(path))}</code><br>file sha256 <code>{file_hash}</code>"
-             f"<br>scenario hash <code>{html.escape(str(scenario_hash))}</code>")
-        )
-    return "<table class='prov'>" + "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows) + "</table>"
+        rows.append({
+            "name": name,
+            "path": _display_path(path),
+            "file_hash": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+            "scenario_hash": str(rs[0].summary.get("scenario_hash", "")) if rs else "",
+        })
+    return rows
 
 
 def _drops_figure(runs: Mapping[str, Sequence[Result]]):
     names = list(runs)
-    means, lo, hi = [], [], []
+    means, halves = [], []
     for v in names:
-        d = [float(r.summary["totals"]["dropped_frames"]) for r in runs[v]] or [0.0]
-        means.append(np.mean(d))
-        lo.append(np.mean(d) - min(d))
-        hi.append(max(d) - np.mean(d))
+        mean, half = mean_interval(float(r.summary["totals"]["dropped_frames"]) for r in runs[v])
+        means.append(0.0 if math.isnan(mean) else mean)
+        halves.append(0.0 if math.isnan(half) else half)
     fig, ax = plt.subplots(figsize=(max(4.0, 1.4 * len(names) + 2), 3.8), constrained_layout=True)
-    bars = ax.bar(range(len(names)), means, yerr=[lo, hi], capsize=4, color="tab:red", width=0.6)
+    bars = ax.bar(range(len(names)), means, yerr=halves, capsize=4, color="tab:red", width=0.6)
     ax.set_xticks(range(len(names)), names)
     ax.bar_label(bars, labels=[f"{m:,.0f}" for m in means], padding=3)
-    ax.set_ylabel("frames dropped (mean, min–max over seeds)")
-    ax.set_ylim(0, max(means + [1.0]) * 1.2)
+    ax.set_ylabel("frames dropped")
+    ax.set_ylim(0, max([m + h for m, h in zip(means, halves)] + [1.0]) * 1.2)
     ax.grid(True, axis="y", alpha=0.3)
     return fig
 
 
-def _figure(fig, caption: str) -> str:
+def _png_uri(fig) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", pad_inches=0.1)
     plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return (f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _leading_comment(path: str) -> str:
@@ -441,17 +484,3 @@ def _display_path(path: str) -> str:
         return str(Path(path).resolve().relative_to(studies.scenarios_dir().resolve().parent))
     except ValueError:
         return str(path)
-
-
-_HEAD = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 1000px; margin: 2em auto; padding: 0 1em; color: #222; }}
-h1 {{ margin-bottom: 0.2em; }} .source {{ color: #555; margin-top: 0; }}
-.warn {{ background: #fff4d6; border-left: 4px solid #e0a800; padding: 0.5em 0.8em; }}
-table {{ border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }}
-th, td {{ border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }}
-th {{ background: #f3f3f3; }} td.num {{ text-align: right; }} .range {{ color: #666; font-size: 0.9em; }}
-figure {{ margin: 1.2em 0; }} figure img {{ max-width: 100%; }} figcaption {{ color: #555; font-size: 0.9em; }}
-pre {{ background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }}
-</style></head><body>"""

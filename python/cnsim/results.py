@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,28 @@ class Result:
     @property
     def totals(self) -> dict[str, Any]:
         return dict(self.summary.get("totals", {}))
+
+    @property
+    def kilobyte(self) -> int:
+        """Bytes in a "KB" of this run's scenario, 1000 or 1024: the summary's ``kilobyte``
+        if it has one, else the scenario file's top-level ``kilobyte``, else 1000 (the
+        default, and what a scenario given as a dict or a file no longer there counts as)."""
+        kilobyte = self.summary.get("kilobyte")
+        if kilobyte is None:
+            try:
+                with open(self.summary.get("scenario_file", ""), "rb") as fh:
+                    kilobyte = tomllib.load(fh).get("kilobyte")
+            except (OSError, tomllib.TOMLDecodeError):
+                kilobyte = None
+        return kilobyte if kilobyte in (1000, 1024) else 1000
+
+    def plot(self, view: str) -> Any:
+        """One view of this run as a matplotlib Figure; ``cnsim.plots.VIEWS`` names them
+        (``throughput_links``, ``queue_occupancy``, ``rate_limiters``, ...) and
+        ``cnsim.plots.views_for(result)`` those this run has something for."""
+        from . import plots
+
+        return plots.figure(self, view)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """All tables by name."""

@@ -38,8 +38,8 @@ class Metric:
     """A number the study reports, measured on our runs.
 
     ``measure`` maps one run to a value; the report shows the mean over seeds
-    (and the range) beside ``published``, which is ``None`` when the study
-    states the result only in words (``note``).
+    (± its 95% confidence interval, and the range) beside ``published``, which
+    is ``None`` when the study states the result only in words (``note``).
     """
 
     label: str

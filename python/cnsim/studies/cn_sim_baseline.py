@@ -7,13 +7,12 @@ the best and the worst seed drawn in full.
 
 from __future__ import annotations
 
-from statistics import NormalDist
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ..results import Result
+from ..stats import mean_interval
 from . import Metric, Runs, Sensitivity, Study, View, register
 from .baseline import drops, link_gbps
 
@@ -44,18 +43,6 @@ def per_seed_table(runs: Runs) -> pd.DataFrame:
             row["rates (Gb/s)"] = ", ".join(f"{x / 1e9:.2f}" for x in f["rates_bps"])
             rows.append(row)
     return pd.DataFrame(rows)
-
-
-
-
-def mean_interval(values) -> tuple[float, float]:
-    """The mean over seeds and the half-width of its 95% confidence interval, 1.96·s/√n (the normal
-    approximation: with the study's 25 seeds Student's t would widen it by 5%)."""
-    v = np.asarray(values, dtype=float)
-    if len(v) < 2:
-        return float(v.mean()), float("nan")
-    z = NormalDist().inv_cdf(0.975)
-    return float(v.mean()), float(z * v.std(ddof=1) / np.sqrt(len(v)))
 
 
 def range_table(runs: Runs) -> pd.DataFrame:

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..results import Result
+from ..stats import mean_text
 from . import Metric, Runs, Sensitivity, Study, register
 
 HOTSPOT, PROPAGATION = "hotspot", "pause_propagation"
@@ -173,14 +174,12 @@ def n1_recovered_gbps(r: Result) -> float:
 
 
 def _over_seeds(values: list[float], decimals: int) -> str:
+    """Mean over seeds ± the half-width of its 95% confidence interval, and the range."""
     values = [v for v in values if not np.isnan(v)]
-    if not values:
-        return "—"
     fmt = f"{{:,.{decimals}f}}"
-    text = fmt.format(np.mean(values))
-    low, high = fmt.format(min(values)), fmt.format(max(values))
-    if low != high:
-        text += f" ({low}–{high})"
+    text = mean_text(values, fmt)
+    if values and fmt.format(min(values)) != fmt.format(max(values)):
+        text += f" ({fmt.format(min(values))}–{fmt.format(max(values))})"
     return text
 
 
@@ -389,7 +388,7 @@ def _seeds_statement(runs: Runs) -> str | None:
     if not n:
         return None
     return (f"The study published its results in words and ideal values only; the values in the first table are "
-            f"those ideals. Ours are means over {n} seed{'s' if n != 1 else ''} (range in brackets), from "
+            f"those ideals. Ours are means over {n} seed{'s' if n != 1 else ''} (± the 95% confidence interval, range in brackets), from "
             f"{SETTLED_FROM * 1e3:.0f} ms to the end of the run for C1 and C2. TCP throughput is application "
             f"goodput, so a TCP flow saturating a link shows {GOODPUT:.1%} of its rate ({0.5 * GOODPUT:.3f} of "
             f"N7's 0.5 Gb/s, {10 * GOODPUT:.2f} of 10 Gb/s); UDP throughput counts frame bytes.")
@@ -613,11 +612,11 @@ register(
                                ("frames dropped", _sum_queues("drops_frames"), None))),
         ),
         extra_tables=(
-            ("C1 and C2: aggregate innocent and victim throughput (Gb/s, mean over seeds, range in brackets). "
+            ("C1 and C2: aggregate innocent and victim throughput (Gb/s, mean over seeds ± 95% CI, range in brackets). "
              "TCP flows count application goodput (1460 B per 1500 B frame: a saturated 10 Gb/s link shows "
              "9.73 Gb/s), UDP flows frame bytes", hotspot_table),
-            ("C3: flows N2 (innocent) and N1 (Gb/s, TCP goodput, mean over seeds)", propagation_table),
-            ("Drops, retransmissions, timeouts, PAUSE and CNMs per variant (mean over seeds, range in brackets). "
+            ("C3: flows N2 (innocent) and N1 (Gb/s, TCP goodput, mean over seeds ± 95% CI)", propagation_table),
+            ("Drops, retransmissions, timeouts, PAUSE and CNMs per variant (mean over seeds ± 95% CI, range in brackets). "
              "Frames dropped are the switch queues' counters; the Runs table's dropped_frames stays 0 for TCP "
              "flows, whose lost segments are retransmitted. Paused port time is summed over all ports",
              counters_table),
