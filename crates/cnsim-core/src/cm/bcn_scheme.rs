@@ -106,6 +106,7 @@ impl Bcn {
             | FrameKind::Probe
             | FrameKind::ProbeReply
             | FrameKind::Cnm
+            | FrameKind::Cnp
             | FrameKind::Ack => {
                 unreachable!("only BCN messages reach the BCN reaction point")
             }
@@ -136,7 +137,9 @@ impl Bcn {
                 let e = self.e2cm.as_mut().expect("probes need E2CM");
                 e.timer(generation, rp)
             }
-            CmTimer::Qcn => unreachable!("QCN timers need QCN"),
+            CmTimer::Qcn | CmTimer::DcqcnIncrease | CmTimer::DcqcnAlpha => {
+                unreachable!("BCN arms only its own timers")
+            }
         }
     }
 
@@ -233,7 +236,11 @@ impl Bcn {
         match kind {
             FrameKind::Bcn | FrameKind::BcnStop => self.params.expedite,
             FrameKind::ProbeReply => self.e2cm.as_ref().is_some_and(|e| e.params.expedite),
-            FrameKind::Data | FrameKind::Probe | FrameKind::Cnm | FrameKind::Ack => false,
+            FrameKind::Data
+            | FrameKind::Probe
+            | FrameKind::Cnm
+            | FrameKind::Cnp
+            | FrameKind::Ack => false,
         }
     }
 }

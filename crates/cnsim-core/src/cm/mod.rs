@@ -14,6 +14,7 @@
 
 pub mod bcn;
 pub mod bcn_scheme;
+pub mod dcqcn;
 pub mod e2cm;
 pub mod qcn;
 
@@ -30,6 +31,8 @@ pub enum Scheme {
     /// BCN and its variants; with a probe loop, E2CM.
     Bcn(bcn_scheme::Bcn),
     Qcn(qcn::Qcn),
+    /// DCQCN: ECN marks at switches, CNPs from the receiving host.
+    Dcqcn(dcqcn::Dcqcn),
 }
 
 /// A scheme timer, carried by the engine's `CmTimer` event.
@@ -41,6 +44,10 @@ pub enum CmTimer {
     Probe,
     /// The end of a QCN reaction point's timer cycle.
     Qcn,
+    /// The end of a DCQCN reaction point's increase timer cycle.
+    DcqcnIncrease,
+    /// DCQCN's α decays: an interval passed without a CNP.
+    DcqcnAlpha,
 }
 
 impl CmTimer {
@@ -53,6 +60,8 @@ impl CmTimer {
             CmTimer::Drift => 9,
             CmTimer::Probe => 12,
             CmTimer::Qcn => 13,
+            CmTimer::DcqcnIncrease => 19,
+            CmTimer::DcqcnAlpha => 20,
         }
     }
 }
@@ -156,7 +165,7 @@ impl Scheme {
     /// The scheme has congestion points (`congestion_point` may answer).
     #[inline]
     pub fn has_congestion_points(&self) -> bool {
-        !matches!(self, Scheme::None)
+        !matches!(self, Scheme::None | Scheme::Dcqcn(_))
     }
 
     /// Which data frames its congestion points count and sample: every
@@ -176,7 +185,7 @@ impl Scheme {
     #[inline]
     pub fn congestion_point(&mut self, a: Arrival) -> Option<Notice> {
         match self {
-            Scheme::None => None,
+            Scheme::None | Scheme::Dcqcn(_) => None,
             Scheme::Bcn(s) => s.congestion_point(a),
             Scheme::Qcn(s) => s.congestion_point(a),
         }
@@ -188,6 +197,7 @@ impl Scheme {
             Scheme::None => unreachable!("notifications need a scheme"),
             Scheme::Bcn(s) => s.react(message, rp),
             Scheme::Qcn(s) => s.react(message, rp),
+            Scheme::Dcqcn(s) => s.react(message, rp),
         }
     }
 
@@ -198,7 +208,7 @@ impl Scheme {
         match self {
             Scheme::None => false,
             Scheme::Bcn(s) => s.watches_releases(),
-            Scheme::Qcn(_) => true,
+            Scheme::Qcn(_) | Scheme::Dcqcn(_) => true,
         }
     }
 
@@ -208,7 +218,7 @@ impl Scheme {
     pub fn probes_at_flow_start(&self) -> bool {
         match self {
             Scheme::Bcn(s) => s.probes_at_flow_start(),
-            Scheme::None | Scheme::Qcn(_) => false,
+            Scheme::None | Scheme::Qcn(_) | Scheme::Dcqcn(_) => false,
         }
     }
 
@@ -219,6 +229,7 @@ impl Scheme {
             Scheme::None => Reaction::default(),
             Scheme::Bcn(s) => s.released(bytes, rp),
             Scheme::Qcn(s) => s.released(bytes, rp),
+            Scheme::Dcqcn(s) => s.released(bytes, rp),
         }
     }
 
@@ -231,6 +242,7 @@ impl Scheme {
                 debug_assert_eq!(timer, CmTimer::Qcn);
                 s.timer(generation, rp)
             }
+            Scheme::Dcqcn(s) => s.timer(timer, generation, rp),
         }
     }
 
@@ -247,21 +259,31 @@ impl Scheme {
     pub fn at_destination(&mut self, frame: &Frame, now: Time) -> Option<(Message, bool)> {
         match self {
             Scheme::Bcn(s) => s.at_destination(frame, now),
-            Scheme::None | Scheme::Qcn(_) => None,
+            Scheme::None | Scheme::Qcn(_) | Scheme::Dcqcn(_) => None,
         }
     }
 
     /// Data frames must reach their destination through an event (the
     /// destination measures them), not be delivered at their last bit.
     pub fn watches_destinations(&self) -> bool {
-        matches!(self, Scheme::Bcn(s) if s.watches_destinations())
+        match self {
+            Scheme::Bcn(s) => s.watches_destinations(),
+            Scheme::Dcqcn(_) => true,
+            Scheme::None | Scheme::Qcn(_) => false,
+        }
     }
 
-    /// A data frame of `flow` of `bytes` reached its destination.
+    /// A data frame reached its destination at `now`: the message to send
+    /// back to the flow's source, if any (DCQCN's CNP).
     #[inline]
-    pub fn delivered(&mut self, flow: u32, bytes: u16) {
-        if let Scheme::Bcn(s) = self {
-            s.delivered(flow, bytes);
+    pub fn delivered(&mut self, frame: &Frame, now: Time) -> Option<Message> {
+        match self {
+            Scheme::Bcn(s) => {
+                s.delivered(frame.flow, frame.size);
+                None
+            }
+            Scheme::Dcqcn(s) => s.delivered(frame, now),
+            Scheme::None | Scheme::Qcn(_) => None,
         }
     }
 
@@ -269,7 +291,7 @@ impl Scheme {
     pub fn probe(&mut self, flow: u32, now: Time) -> Message {
         match self {
             Scheme::Bcn(s) => s.probe(flow, now),
-            Scheme::None | Scheme::Qcn(_) => unreachable!("probes need E2CM"),
+            Scheme::None | Scheme::Qcn(_) | Scheme::Dcqcn(_) => unreachable!("probes need E2CM"),
         }
     }
 
@@ -277,7 +299,7 @@ impl Scheme {
     pub fn probe_bytes(&self) -> u32 {
         match self {
             Scheme::Bcn(s) => s.probe_bytes(),
-            Scheme::None | Scheme::Qcn(_) => unreachable!("probes need E2CM"),
+            Scheme::None | Scheme::Qcn(_) | Scheme::Dcqcn(_) => unreachable!("probes need E2CM"),
         }
     }
 
@@ -285,7 +307,7 @@ impl Scheme {
     pub fn probe_counts(&self, flow: u32) -> (u64, u64) {
         match self {
             Scheme::Bcn(s) => s.probe_counts(flow),
-            Scheme::None | Scheme::Qcn(_) => (0, 0),
+            Scheme::None | Scheme::Qcn(_) | Scheme::Dcqcn(_) => (0, 0),
         }
     }
 
@@ -299,7 +321,7 @@ impl Scheme {
     /// Control frames of this kind travel in the expedited class.
     pub fn expedites(&self, kind: FrameKind) -> bool {
         match self {
-            Scheme::None => false,
+            Scheme::None | Scheme::Dcqcn(_) => false,
             Scheme::Bcn(s) => s.expedites(kind),
             Scheme::Qcn(s) => kind == FrameKind::Cnm && s.params.expedite,
         }
@@ -311,6 +333,7 @@ impl Scheme {
             Scheme::None => Bytes(0),
             Scheme::Bcn(s) => s.params.rl_queue,
             Scheme::Qcn(s) => s.params.rl_queue,
+            Scheme::Dcqcn(s) => s.params.rp.rl_queue,
         }
     }
 }

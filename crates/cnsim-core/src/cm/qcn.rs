@@ -289,11 +289,26 @@ impl QcnRp {
     /// host's line rate); stages ← 0; the byte counter reloaded and the
     /// timer restarted at `now`.
     pub fn on_cnm(&mut self, p: &QcnParams, qfb: u8, now: Time, rng: &mut Stream) {
+        let factor = (1.0 - p.gd * qfb as f64).max(1.0 - p.max_decrease);
+        self.decrease(p, factor, false, now, rng);
+    }
+
+    /// A notification's decrease, QCN's or DCQCN's: TR ← CR if `clamp`
+    /// or an increase cycle completed since the last notification;
+    /// CR ← CR·`factor`, floored at min_rate (never raised by it); stages
+    /// ← 0; the byte counter reloaded and the timer restarted at `now`.
+    pub fn decrease(
+        &mut self,
+        p: &QcnParams,
+        factor: f64,
+        clamp: bool,
+        now: Time,
+        rng: &mut Stream,
+    ) {
         self.cnms += 1;
-        if self.byte_stage != 0 || self.timer_stage != 0 {
+        if clamp || self.byte_stage != 0 || self.timer_stage != 0 {
             self.tr = self.cr;
         }
-        let factor = (1.0 - p.gd * qfb as f64).max(1.0 - p.max_decrease);
         self.cr = (self.cr * factor).max(p.min_rate.0.min(self.cr));
         self.byte_stage = 0;
         self.timer_stage = 0;

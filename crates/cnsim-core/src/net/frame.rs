@@ -22,6 +22,9 @@ pub enum FrameKind {
     Cnm,
     /// A TCP acknowledgment of `flow`, back to its source; `aux` is the ACK number.
     Ack,
+    /// A DCQCN congestion notification packet from `flow`'s destination,
+    /// which received a CE-marked frame of it, to its source.
+    Cnp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

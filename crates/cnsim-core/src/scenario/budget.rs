@@ -63,7 +63,7 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
         .nodes
         .iter()
         .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
-    let limiters = sc.bcn.is_some() || sc.qcn.is_some() || voq;
+    let limiters = sc.has_rate_limiters() || voq;
     let tcp = sc.sources.iter().any(|s| s.transport == Transport::Tcp);
 
     let mut series_per_flow_bin = FLOW_SERIES;
@@ -72,7 +72,7 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
         series_per_flow_bin += LIMITER_SERIES;
         result_per_flow_bin += RESULT_LIMITER_BIN;
     }
-    if sc.qcn.is_some() {
+    if sc.has_target_rate() {
         series_per_flow_bin += QCN_SERIES;
     }
     if tcp {

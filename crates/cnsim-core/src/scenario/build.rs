@@ -308,6 +308,7 @@ impl<'a> Builder<'a> {
             bcn: None,
             e2cm: None,
             qcn: None,
+            dcqcn: None,
             tcp: None,
             watchdog: None,
             metrics: MetricsSpec::default(),
@@ -345,6 +346,17 @@ impl<'a> Builder<'a> {
             let params = self.qcn(q)?;
             self.check_floor_rate(params.min_rate.0, &root.key("qcn"), &scenario)?;
             scenario.qcn = q.enabled.unwrap_or(true).then_some(params);
+        }
+        if let Some(d) = &raw.dcqcn {
+            if raw.bcn.is_some() || raw.qcn.is_some() {
+                return Err(self.err(
+                    &root.key("dcqcn"),
+                    "give one congestion-notification scheme: [bcn], [qcn] or [dcqcn]",
+                ));
+            }
+            let params = self.dcqcn(d)?;
+            self.check_floor_rate(params.rp.min_rate.0, &root.key("dcqcn"), &scenario)?;
+            scenario.dcqcn = d.enabled.unwrap_or(true).then_some(params);
         }
         let tcp_sources: Vec<usize> = (0..scenario.sources.len())
             .filter(|&i| scenario.sources[i].transport == Transport::Tcp)

@@ -3,8 +3,9 @@
 
 use super::build::{Builder, FRAME_RANGE};
 use super::error::{FieldPath, ScenarioError};
-use super::schema::{RawBcn, RawBcnStop, RawDrift, RawE2cm, RawQcn};
+use super::schema::{RawBcn, RawBcnStop, RawDcqcn, RawDrift, RawE2cm, RawQcn};
 use crate::cm::bcn::{BcnParams, DriftParams, Sampling, StopParams, PAGE_BYTES};
+use crate::cm::dcqcn::DcqcnParams;
 use crate::cm::e2cm::{Baseline, E2cmParams, Measure};
 use crate::cm::qcn::{QcnParams, Quantize};
 use crate::units::{Bytes, Rate, RateF64, Time};
@@ -373,6 +374,81 @@ impl Builder<'_> {
         Ok(DriftParams {
             rate: self.rate(&d.rate, &p.key("rate"))?,
             interval,
+        })
+    }
+
+    /// `[dcqcn]`: the paper's values for what it leaves out.
+    pub(super) fn dcqcn(&self, raw: &RawDcqcn) -> Result<DcqcnParams, ScenarioError> {
+        let dp = FieldPath::root().key("dcqcn");
+        let d = DcqcnParams::paper();
+        let fraction = |v: Option<f64>, key: &str, default: f64, open_zero: bool| {
+            let v = v.unwrap_or(default);
+            let ok = v.is_finite() && v <= 1.0 && if open_zero { v > 0.0 } else { v >= 0.0 };
+            if !ok {
+                let range = if open_zero { "(0, 1]" } else { "[0, 1]" };
+                return Err(self.err(
+                    &dp.key(key),
+                    format!("expected a number in {range}, found {v}"),
+                ));
+            }
+            Ok(v)
+        };
+        let time = |v: &Option<String>, key: &str, default: Time| {
+            let t = match v {
+                Some(s) => self.time(s, &dp.key(key))?,
+                None => default,
+            };
+            if t == Time::ZERO {
+                return Err(self.err(&dp.key(key), "expected a time above zero, found 0"));
+            }
+            Ok(t)
+        };
+        let rate = |v: &Option<String>, key: &str, default: RateF64| {
+            Ok::<RateF64, ScenarioError>(match self.opt_rate(v, &dp.key(key))? {
+                Some(r) => r.into(),
+                None => default,
+            })
+        };
+        let mut rp = d.rp;
+        rp.byte_limit = match &raw.byte_counter {
+            Some(s) => Bytes(self.size(s, &dp.key("byte_counter"))?),
+            None => d.rp.byte_limit,
+        };
+        if rp.byte_limit.0 == 0 {
+            return Err(self.err(
+                &dp.key("byte_counter"),
+                "expected a size above zero, found 0 B",
+            ));
+        }
+        rp.timer_period = time(&raw.timer, "timer", d.rp.timer_period)?;
+        rp.fast_recovery_threshold = raw.fast_recovery.unwrap_or(d.rp.fast_recovery_threshold);
+        if rp.fast_recovery_threshold == 0 {
+            return Err(self.err(
+                &dp.key("fast_recovery"),
+                "expected at least one fast-recovery cycle, found 0",
+            ));
+        }
+        rp.r_ai = rate(&raw.r_ai, "r_ai", d.rp.r_ai)?;
+        rp.r_hai = rate(&raw.r_hai, "r_hai", d.rp.r_hai)?;
+        rp.min_rate = rate(&raw.min_rate, "min_rate", d.rp.min_rate)?;
+        if rp.min_rate.0 <= 0.0 {
+            return Err(self.err(&dp.key("min_rate"), "expected a rate above zero, found 0"));
+        }
+        rp.rl_queue = self.rl_queue(&raw.rl_queue, &dp.key("rl_queue"), d.rp.rl_queue)?;
+        Ok(DcqcnParams {
+            rp,
+            g: fraction(raw.g, "g", d.g, true)?,
+            initial_alpha: fraction(raw.alpha, "alpha", d.initial_alpha, false)?,
+            alpha_interval: time(&raw.alpha_interval, "alpha_interval", d.alpha_interval)?,
+            cnp_interval: match &raw.cnp_interval {
+                Some(s) => self.time(s, &dp.key("cnp_interval"))?,
+                None => d.cnp_interval,
+            },
+            cnp_bytes: match &raw.cnp {
+                Some(s) => self.frame_size(s, &dp.key("cnp"))?,
+                None => d.cnp_bytes,
+            },
+            clamp_target_rate: raw.clamp_target_rate.unwrap_or(d.clamp_target_rate),
         })
     }
 

@@ -43,6 +43,7 @@ pub struct RawScenario {
     /// QCN (802.1Qau): congestion points on switch output queues, reaction
     /// points (rate limiters) in the hosts.
     pub qcn: Option<RawQcn>,
+    pub dcqcn: Option<RawDcqcn>,
     /// TCP NewReno parameters for sources with `transport = "tcp"`.
     pub tcp: Option<RawTcp>,
     /// The PAUSE watchdog: long pauses and deadlocks.
@@ -588,6 +589,37 @@ pub enum TcpEcnKind {
     Off,
     Classic,
     Dctcp,
+}
+
+/// `[dcqcn]`: DCQCN on every UDP flow (docs/model.md, "DCQCN").
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDcqcn {
+    /// false turns DCQCN off while keeping the section.
+    pub enabled: Option<bool>,
+    /// Gain g of alpha, e.g. 0.00390625 (1/256).
+    pub g: Option<f64>,
+    /// Alpha when a limiter is installed (default 1).
+    pub alpha: Option<f64>,
+    /// Alpha decays every this long without a CNP (K), e.g. "55us".
+    pub alpha_interval: Option<String>,
+    /// At most one CNP per flow this often (N), e.g. "50us".
+    pub cnp_interval: Option<String>,
+    /// Wire size of a CNP, e.g. "64B".
+    pub cnp: Option<String>,
+    /// Byte counter B, e.g. "10MB".
+    pub byte_counter: Option<String>,
+    /// Increase timer T, e.g. "55us".
+    pub timer: Option<String>,
+    /// F: byte-counter or timer cycles of fast recovery.
+    pub fast_recovery: Option<u32>,
+    pub r_ai: Option<String>,
+    pub r_hai: Option<String>,
+    pub min_rate: Option<String>,
+    /// TR <- CR at every CNP (default true, the paper's rule).
+    pub clamp_target_rate: Option<bool>,
+    /// Queue of each rate limiter, e.g. "150KB", or "unlimited".
+    pub rl_queue: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -24,6 +24,8 @@ pub struct Scenario {
     pub bcn: Option<crate::cm::bcn::BcnParams>,
     pub e2cm: Option<crate::cm::e2cm::E2cmParams>,
     pub qcn: Option<crate::cm::qcn::QcnParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dcqcn: Option<crate::cm::dcqcn::DcqcnParams>,
     /// TCP parameters (MSS from each source's frame size), if the file has
     /// a `[tcp]` section or a TCP source.
     pub tcp: Option<crate::transport::tcp::TcpParams>,
@@ -136,6 +138,16 @@ pub struct FlowSpec {
 }
 
 impl Scenario {
+    /// A congestion-notification scheme runs: flows have rate limiters.
+    pub fn has_rate_limiters(&self) -> bool {
+        self.bcn.is_some() || self.qcn.is_some() || self.dcqcn.is_some()
+    }
+
+    /// The scheme's reaction points keep a target rate (QCN's TR).
+    pub fn has_target_rate(&self) -> bool {
+        self.qcn.is_some() || self.dcqcn.is_some()
+    }
+
     /// Flows in a stable order: by source, then by its destination list.
     pub fn flows(&self) -> Vec<FlowSpec> {
         let mut out = Vec::new();

@@ -74,14 +74,25 @@ impl Simulator {
             self.schedule_notify(self.now + response_time, frame);
             return;
         };
-        let dst_host = self.flow_src_host[frame.flow as usize];
-        let reply = self.control_frame(frame.flow, dst_host, port, m);
         if expedite {
+            let dst_host = self.flow_src_host[frame.flow as usize];
+            let reply = self.control_frame(frame.flow, dst_host, port, m);
             self.ports[port as usize].expedited.push_back(reply);
             self.try_start(port);
         } else {
-            self.egress_enqueue(node, reply);
+            self.reply_to_source(node, frame.flow, m);
         }
+    }
+
+    /// Host `node`, a destination of `flow`, sends the scheme's message `m`
+    /// to the flow's source through its egress buffer.
+    pub(super) fn reply_to_source(&mut self, node: usize, flow: u32, m: Message) {
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("destinations are hosts")
+        };
+        let dst_host = self.flow_src_host[flow as usize];
+        let reply = self.control_frame(flow, dst_host, h.port, m);
+        self.egress_enqueue(node, reply);
     }
 
     /// A notification reaches the reaction point of its flow's limiter.

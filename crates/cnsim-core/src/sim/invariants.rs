@@ -216,7 +216,8 @@ pub(super) fn rate_floor(sc: &Scenario) -> f64 {
     let bcn = sc.bcn.map(|p| p.min_rate.0 as f64);
     let e2cm = sc.e2cm.map(|e| e.control.min_rate.0 as f64);
     let qcn = sc.qcn.map(|q| q.min_rate.0);
-    let floor = [bcn, e2cm, qcn]
+    let dcqcn = sc.dcqcn.map(|d| d.rp.min_rate.0);
+    let floor = [bcn, e2cm, qcn, dcqcn]
         .into_iter()
         .flatten()
         .fold(f64::INFINITY, f64::min);

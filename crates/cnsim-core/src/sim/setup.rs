@@ -5,6 +5,7 @@ use super::switch::{EcnPorts, SharedBuffer, SwitchState};
 use super::{adapter::HostState, invariants, Role, Simulator};
 use crate::cm::bcn::CongestionPoint;
 use crate::cm::bcn_scheme::Bcn;
+use crate::cm::dcqcn::Dcqcn;
 use crate::cm::e2cm::E2cm;
 use crate::cm::qcn::{Qcn, QcnCp};
 use crate::cm::Scheme;
@@ -202,7 +203,7 @@ impl Simulator {
             .nodes
             .iter()
             .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
-        let rl_rows = if sc.bcn.is_some() || sc.qcn.is_some() || any_voq {
+        let rl_rows = if sc.has_rate_limiters() || any_voq {
             n_flows
         } else {
             0
@@ -237,9 +238,13 @@ impl Simulator {
                 }
                 local
             },
+            // DCQCN's flows are ECN-capable: its switches mark them.
             flow_ect: flow_specs
                 .iter()
-                .map(|f| sc.sources[f.source].ecn)
+                .map(|f| {
+                    let s = &sc.sources[f.source];
+                    s.ecn || (sc.dcqcn.is_some() && s.transport != crate::transport::Transport::Tcp)
+                })
                 .collect(),
             n_classes,
             flow_class: flow_specs
@@ -329,7 +334,11 @@ impl Simulator {
                 .as_ref()
                 .map(|s| StabilityWatch::new(s.queue as u32, s.threshold, s.onset)),
             flow_dst_host,
-            rl_target: BinnedLevel::new(if sc.qcn.is_some() { n_flows } else { 0 }, n_bins, sc.bin),
+            rl_target: BinnedLevel::new(
+                if sc.has_target_rate() { n_flows } else { 0 },
+                n_bins,
+                sc.bin,
+            ),
             flow_tcp: Vec::new(),
             tcp_params: Vec::new(),
             tcp_tx: Vec::new(),
@@ -346,7 +355,7 @@ impl Simulator {
         let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
         sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);
         sim.udp_at_last_bit = !sim.scheme.watches_destinations();
-        if sc.qcn.is_some() {
+        if sc.has_target_rate() {
             for (f, &line) in lines.iter().enumerate() {
                 sim.rl_target.set(f, Time::ZERO, line as u64);
             }
@@ -399,6 +408,9 @@ fn scheme(
             .map(|c| c.map(|queue| QcnCp::new(&q, cp_stream(queue))))
             .collect();
         return Scheme::Qcn(Qcn::new(q, cps, lines, flow_streams("rp")));
+    }
+    if let Some(d) = sc.dcqcn {
+        return Scheme::Dcqcn(Dcqcn::new(d, lines, flows.len(), flow_streams("rp")));
     }
     Scheme::None
 }

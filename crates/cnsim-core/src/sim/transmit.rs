@@ -163,7 +163,9 @@ impl Simulator {
         }
         self.check_delivery(node, frame.flow, frame.udp_seq());
         self.flow_rx.add(f, at, frame.size as u64);
-        self.scheme.delivered(frame.flow, frame.size);
+        if let Some(m) = self.scheme.delivered(&frame, at) {
+            self.reply_to_source(node, frame.flow, m);
+        }
     }
 
     /// `frame` takes effect at its flow's source at `at`.

@@ -1,0 +1,113 @@
+//! DCQCN in a running network: ECN marks at the switch, CNPs from the
+//! receiver, rate limiters at the senders, over a lossless (PFC) port.
+
+mod common;
+use cnsim_core::RunResult;
+use common::*;
+
+const FILE: &str = "scenarios/dcqcn/convergence.toml";
+
+/// Each flow's delivered Gb/s over the bins from `from_s` to the end.
+fn rates_from(r: &RunResult, from_s: f64) -> Vec<f64> {
+    let s = &r.series;
+    let bin_s = r.summary.duration_s / s.n_bins as f64;
+    let first = (from_s / bin_s).round() as usize;
+    let span = (s.n_bins - first) as f64 * bin_s;
+    (0..r.summary.flows.len())
+        .map(|f| {
+            let row = &s.flow_rx_bytes[f * s.n_bins..(f + 1) * s.n_bins];
+            row[first..].iter().sum::<u64>() as f64 * 8.0 / span / 1e9
+        })
+        .collect()
+}
+
+fn jain(x: &[f64]) -> f64 {
+    let sum: f64 = x.iter().sum();
+    sum * sum / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
+}
+
+#[test]
+fn flows_converge_to_the_fair_share_without_pfc_and_with_the_queue_in_the_marking_range() {
+    for n in [2, 4, 8] {
+        let sc = load_file(FILE, &[("params.n", &n.to_string())]);
+        let r = run(&sc, None);
+        assert_conservation(&r);
+        // Over the second half of the run (50 to 100 ms).
+        let rates = rates_from(&r, 0.05);
+        let j = jain(&rates);
+        assert!(j >= 0.99, "N = {n}: Jain {j} of {rates:?}");
+        let total: f64 = rates.iter().sum();
+        assert!(total > 0.95 * 40.0, "N = {n}: {total} Gb/s of 40");
+        assert_eq!(r.summary.totals.volume.dropped_frames, 0);
+        let pfc = r.summary.pfc.as_ref().expect("PFC is on");
+        assert_eq!(
+            pfc.frames_sent, 0,
+            "N = {n}: DCQCN holds the queue below XOFF"
+        );
+        // The bottleneck's mean occupancy sits inside [Kmin, Kmax].
+        let q = r
+            .summary
+            .queues
+            .iter()
+            .position(|q| q.name == "SW->R")
+            .unwrap();
+        let s = &r.series;
+        let occ = &s.queue_occ_mean[q * s.n_bins..(q + 1) * s.n_bins][s.n_bins / 2..];
+        let mean = occ.iter().sum::<f64>() / occ.len() as f64;
+        assert!((5e3..200e3).contains(&mean), "N = {n}: mean queue {mean} B");
+        for f in &r.summary.flows {
+            assert!(
+                f.counters.rl_installs >= 1,
+                "{}: a CNP installed its limiter",
+                f.name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_flow_that_joins_late_reaches_its_share() {
+    let mut sc = load_file(FILE, &[("duration", "150ms")]);
+    sc.sources[1].start = cnsim_core::units::Time::from_ms(50);
+    let r = run(&sc, None);
+    let late = rates_from(&r, 0.1);
+    for (f, rate) in late.iter().enumerate() {
+        assert!(
+            (rate / 20.0 - 1.0).abs() < 0.1,
+            "flow {f}: {rate} Gb/s against 20 from 100 ms on"
+        );
+    }
+    let before = rates_from(&r, 0.0);
+    assert!(
+        before[1] < before[0],
+        "the late flow delivered less over the whole run"
+    );
+}
+
+#[test]
+fn dcqcn_is_repeatable_and_without_marks_pfc_alone_holds_the_port() {
+    let sc = load_file(FILE, &[("duration", "20ms")]);
+    let (a, b) = (run(&sc, None), run(&sc, None));
+    assert_eq!(a.summary.fingerprint, b.summary.fingerprint);
+    // Without marking there is no CNP: the senders stay at their line rate
+    // and PFC alone holds the port.
+    let unmarked = run(
+        &load_file(
+            FILE,
+            &[
+                ("duration", "20ms"),
+                ("defaults.switch.ecn.pmax", "1"),
+                ("defaults.switch.ecn.kmin", "10MB"),
+                ("defaults.switch.ecn.kmax", "10MB"),
+            ],
+        ),
+        None,
+    );
+    assert!(unmarked
+        .summary
+        .flows
+        .iter()
+        .all(|f| f.counters.rl_installs == 0));
+    assert!(unmarked.summary.pfc.as_ref().unwrap().frames_sent > 0);
+    assert_eq!(unmarked.summary.totals.volume.dropped_frames, 0);
+}
