@@ -85,6 +85,8 @@ pub struct FlowCounters {
     /// CE.
     pub ecn_reductions: u64,
     pub ce_received: u64,
+    /// RoCE flows: NAKs that sent the sender back (go-back-N).
+    pub go_backs: u64,
 }
 
 impl FlowCounters {

@@ -57,8 +57,8 @@ pub struct Frame {
 }
 
 /// `Frame::tag`: the port in the low 24 bits, then 3 bits of traffic class,
-/// then 2 bits of ECN codepoint, then TCP's CWR and ECE flags. Packing keeps
-/// a frame at 32 bytes.
+/// then 2 bits of ECN codepoint, then TCP's CWR and ECE flags and RoCE's NAK
+/// flag. Packing keeps a frame at 32 bytes.
 const PORT_BITS: u32 = 24;
 pub const MAX_PORTS: usize = 1 << PORT_BITS;
 const PORT_MASK: u32 = (1 << PORT_BITS) - 1;
@@ -68,6 +68,8 @@ const ECN_SHIFT: u32 = PORT_BITS + 3;
 pub const TCP_CWR: u32 = 1 << (ECN_SHIFT + 2);
 /// A TCP ACK's ECE flag (the receiver echoes congestion experienced).
 pub const TCP_ECE: u32 = 1 << (ECN_SHIFT + 3);
+/// A RoCE ACK that is a NAK (the receiver found a gap).
+pub const ROCE_NAK: u32 = 1 << (ECN_SHIFT + 4);
 
 impl Frame {
     /// The tag of a frame of traffic `class` (0..8) entering at `port`,
@@ -124,6 +126,12 @@ impl Frame {
     #[inline]
     pub fn tcp_ece(&self) -> bool {
         self.tag & TCP_ECE != 0
+    }
+
+    /// A RoCE ACK's NAK flag.
+    #[inline]
+    pub fn roce_nak(&self) -> bool {
+        self.tag & ROCE_NAK != 0
     }
 
     #[inline]

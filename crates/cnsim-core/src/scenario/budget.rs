@@ -14,7 +14,6 @@ use std::path::Path;
 use super::spec::Scenario;
 use crate::net::routing;
 use crate::net::topology::NodeKind;
-use crate::transport::Transport;
 
 /// Engine phase: bytes per flow and bin, per port and bin, of the binned
 /// series (see `metrics::series`: a sum is 8 B, a level 16 B).
@@ -64,7 +63,7 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
         .iter()
         .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
     let limiters = sc.has_rate_limiters() || voq;
-    let tcp = sc.sources.iter().any(|s| s.transport == Transport::Tcp);
+    let tcp = sc.sources.iter().any(|s| s.transport.is_connection());
 
     let mut series_per_flow_bin = FLOW_SERIES;
     let mut result_per_flow_bin = RESULT_FLOW_BIN;

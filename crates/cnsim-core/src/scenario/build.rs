@@ -309,6 +309,7 @@ impl<'a> Builder<'a> {
             e2cm: None,
             qcn: None,
             dcqcn: None,
+            roce: None,
             tcp: None,
             watchdog: None,
             metrics: MetricsSpec::default(),
@@ -382,6 +383,31 @@ impl<'a> Builder<'a> {
                 }
             }
             scenario.tcp = Some(t);
+        }
+        let roce_sources: Vec<usize> = (0..scenario.sources.len())
+            .filter(|&i| scenario.sources[i].transport == Transport::Roce)
+            .collect();
+        if raw.roce.is_some() || !roce_sources.is_empty() {
+            let r = self.roce(raw.roce.as_ref().unwrap_or(&RawRoce::default()))?;
+            for &i in &roce_sources {
+                let s = &scenario.sources[i];
+                if s.ecn {
+                    return Err(self.err(
+                        &entries.sources[i].path.key("ecn"),
+                        "a RoCE source's segments are always ECN-capable: leave 'ecn' out",
+                    ));
+                }
+                if s.frame <= r.header {
+                    return Err(self.err(
+                        &entries.sources[i].path,
+                        format!(
+                            "a RoCE source needs frames larger than the {} B header, found {} B",
+                            r.header, s.frame
+                        ),
+                    ));
+                }
+            }
+            scenario.roce = Some(r);
         }
         scenario.watchdog =
             self.watchdog(raw.watchdog.as_ref().unwrap_or(&RawWatchdog::default()))?;

@@ -1,9 +1,11 @@
-//! The `[tcp]` section: TCP NewReno parameters shared by every source with
-//! `transport = "tcp"` (each source's MSS is its frame size less the header).
+//! The `[tcp]` and `[roce]` sections: the parameters shared by every source
+//! with `transport = "tcp"` or `"roce"` (each source's payload per segment
+//! is its frame size less the header).
 
 use super::build::Builder;
 use super::error::{FieldPath, ScenarioError};
-use super::schema::{RawTcp, TcpEcnKind};
+use super::schema::{RawRoce, RawTcp, TcpEcnKind};
+use crate::transport::roce::RoceParams;
 use crate::transport::tcp::{DelayedAck, TcpEcn, TcpParams};
 use crate::units::Time;
 
@@ -146,6 +148,63 @@ impl Builder<'_> {
             dupack_threshold,
             ecn,
             ..d
+        })
+    }
+
+    /// The `[roce]` section.
+    pub(super) fn roce(&self, raw: &RawRoce) -> Result<RoceParams, ScenarioError> {
+        let rp = FieldPath::root().key("roce");
+        let d = RoceParams::default();
+        let header = match &raw.header {
+            Some(s) => self.size(s, &rp.key("header"))?,
+            None => d.header as u64,
+        };
+        if header > 1024 {
+            return Err(self.err(
+                &rp.key("header"),
+                format!("expected a header of at most 1024 B, found {header} B"),
+            ));
+        }
+        let positive_time = |v: &Option<String>, key: &str, default: Time| {
+            let t = match v {
+                Some(s) => self.time(s, &rp.key(key))?,
+                None => default,
+            };
+            if t == Time::ZERO {
+                return Err(self.err(&rp.key(key), "expected a time above zero, found 0"));
+            }
+            Ok(t)
+        };
+        let ack_every = raw.ack_every.unwrap_or(d.ack_every);
+        if ack_every == 0 {
+            return Err(self.err(
+                &rp.key("ack_every"),
+                "expected at least one segment, found 0",
+            ));
+        }
+        let window = match raw.window.as_deref() {
+            None | Some("unlimited") => d.window,
+            Some(s) => match self.size(s, &rp.key("window"))? {
+                0 => {
+                    return Err(
+                        self.err(&rp.key("window"), "expected a window above zero, found 0 B")
+                    )
+                }
+                w => w,
+            },
+        };
+        Ok(RoceParams {
+            mtu: d.mtu,
+            header: header as u32,
+            ack_bytes: match &raw.ack {
+                Some(s) => self.frame_size(s, &rp.key("ack"))?,
+                None => d.ack_bytes,
+            },
+            ack_every,
+            ack_timeout: positive_time(&raw.ack_timeout, "ack_timeout", d.ack_timeout)?,
+            rto: positive_time(&raw.rto, "rto", d.rto)?,
+            nak_interval: positive_time(&raw.nak_interval, "nak_interval", d.nak_interval)?,
+            window,
         })
     }
 }

@@ -46,6 +46,7 @@ pub struct RawScenario {
     pub dcqcn: Option<RawDcqcn>,
     /// TCP NewReno parameters for sources with `transport = "tcp"`.
     pub tcp: Option<RawTcp>,
+    pub roce: Option<RawRoce>,
     /// The PAUSE watchdog: long pauses and deadlocks.
     pub watchdog: Option<RawWatchdog>,
     /// Derived metrics to put in the summary.
@@ -589,6 +590,26 @@ pub enum TcpEcnKind {
     Off,
     Classic,
     Dctcp,
+}
+
+/// `[roce]`: the RoCE transport of every source with `transport = "roce"`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRoce {
+    /// Header bytes per segment: payload = frame − header, e.g. "58B".
+    pub header: Option<String>,
+    /// Wire size of an ACK or NAK, e.g. "64B".
+    pub ack: Option<String>,
+    /// ACK every this many in-order segments (default 1).
+    pub ack_every: Option<u32>,
+    /// ...or this long after the first unacknowledged one, e.g. "10us".
+    pub ack_timeout: Option<String>,
+    /// Retransmission timeout, e.g. "64ms".
+    pub rto: Option<String>,
+    /// NAK the same gap again after this long, e.g. "500us".
+    pub nak_interval: Option<String>,
+    /// Most bytes in flight, e.g. "1MB", or "unlimited" (default).
+    pub window: Option<String>,
 }
 
 /// `[dcqcn]`: DCQCN on every UDP flow (docs/model.md, "DCQCN").

@@ -29,6 +29,10 @@ pub struct Scenario {
     /// TCP parameters (MSS from each source's frame size), if the file has
     /// a `[tcp]` section or a TCP source.
     pub tcp: Option<crate::transport::tcp::TcpParams>,
+    /// RoCE parameters (payload from each source's frame), if the file has
+    /// a `[roce]` section or a RoCE source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roce: Option<crate::transport::roce::RoceParams>,
     /// The PAUSE watchdog (on unless `[watchdog] enabled = false`).
     pub watchdog: Option<crate::flowctl::watchdog::WatchdogSpec>,
     pub metrics: MetricsSpec,

@@ -40,8 +40,8 @@ pub(super) struct HostState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Waiter {
     Source(u32),
-    /// A TCP connection, by flow.
-    Tcp(u32),
+    /// A flow's connection (TCP or RoCE), by flow.
+    Conn(u32),
 }
 
 impl Simulator {
@@ -375,9 +375,9 @@ impl Simulator {
                         self.schedule_next_unit(s);
                     }
                 }
-                Some(Waiter::Tcp(flow)) => {
-                    self.tcp_blocked[flow as usize] = false;
-                    self.tcp_send(flow);
+                Some(Waiter::Conn(flow)) => {
+                    self.conn_blocked[flow as usize] = false;
+                    self.conn_send(flow);
                 }
             }
         }

@@ -64,11 +64,11 @@ pub(super) enum Event {
         node: u32,
     },
     /// A TCP sender's retransmission timer may have expired.
-    TcpRto {
+    ConnRto {
         flow: u32,
     },
     /// A TCP receiver's delayed-ACK timer may have expired.
-    TcpDelAck {
+    ConnAck {
         flow: u32,
     },
     /// A PFC frame's entry for `class` takes effect at `port`'s transmitter.
@@ -113,8 +113,8 @@ impl Event {
             Event::CmTimer { flow, .. } => (0, flow),
             Event::EgressArrive { node, .. } => (10, node),
             Event::ArbiterFree { node } => (11, node),
-            Event::TcpRto { flow } => (14, flow),
-            Event::TcpDelAck { flow } => (15, flow),
+            Event::ConnRto { flow } => (14, flow),
+            Event::ConnAck { flow } => (15, flow),
             Event::PfcRx { port, .. } => (16, port),
             Event::PfcExpire { port, .. } => (17, port),
             Event::PfcRefresh { port } => (18, port),
@@ -150,8 +150,8 @@ impl EventClass for Event {
             | Event::RlRelease { .. }
             | Event::CmTimer { .. }
             | Event::ArbiterFree { .. }
-            | Event::TcpRto { .. }
-            | Event::TcpDelAck { .. }
+            | Event::ConnRto { .. }
+            | Event::ConnAck { .. }
             | Event::PfcRx { .. }
             | Event::PfcExpire { .. }
             | Event::PfcRefresh { .. } => 1,

@@ -17,11 +17,17 @@ impl Simulator {
         let on_links = self.ports.iter().flat_map(|p| p.arriving.iter());
         let travelling = on_links.chain(self.parked.iter().map(|(_, f)| f));
         for f in queued.chain(limited).chain(travelling) {
-            if f.is_data() && !self.flow_tcp.get(f.flow as usize).copied().unwrap_or(false) {
+            if f.is_data()
+                && !self
+                    .flow_conn
+                    .get(f.flow as usize)
+                    .copied()
+                    .unwrap_or(false)
+            {
                 self.flows[f.flow as usize].volume.in_flight(f.size as u64);
             }
         }
-        self.finish_tcp();
+        self.finish_conns();
         for (f, c) in self.flows.iter_mut().enumerate() {
             (c.probes_sent, c.probe_replies) = self.scheme.probe_counts(f as u32);
         }
@@ -61,8 +67,8 @@ impl Simulator {
             flow_rl_occ_max: std::mem::take(&mut self.rl_occ.max),
             flow_rl_target_mean: rl_target_mean,
             flow_cwnd_mean: tcp_cwnd_mean,
-            flow_retransmissions: std::mem::take(&mut self.tcp_retx.data),
-            flow_timeouts: std::mem::take(&mut self.tcp_timeouts.data),
+            flow_retransmissions: std::mem::take(&mut self.conn_retx.data),
+            flow_timeouts: std::mem::take(&mut self.conn_timeouts.data),
             buffer_shared_mean: self.buffer_shared.finish(end),
             buffer_shared_max: std::mem::take(&mut self.buffer_shared.max),
             buffer_headroom_mean: self.buffer_headroom.finish(end),

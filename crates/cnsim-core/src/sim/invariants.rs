@@ -178,15 +178,28 @@ impl Simulator {
     /// (what the application got is the receiver's next expected byte)
     /// and nothing that was not written.
     #[inline]
-    pub(super) fn check_tcp_delivery(&mut self, node: usize, flow: u32) {
+    pub(super) fn check_conn_delivery(&mut self, node: usize, flow: u32) {
         let v = &self.flows[flow as usize].volume;
-        let rcv_nxt = self.tcp_rx[flow as usize].rcv_nxt();
+        let rcv_nxt = self.conn_rx[flow as usize].rcv_nxt();
         if self.checks && (v.delivered_bytes != rcv_nxt || v.delivered_bytes > v.offered_bytes) {
             let detail = format!(
                 "flow {flow}: {} B delivered, {rcv_nxt} B received in order, {} B written",
                 v.delivered_bytes, v.offered_bytes
             );
             self.violated("TCP delivers every byte once", Some(node), None, detail);
+        }
+    }
+
+    /// A RoCE NAK reaches the sender of `flow`: a gap means a lost segment
+    /// (a flow keeps one path, so nothing overtakes), so in a lossless run
+    /// the transport never goes back.
+    #[inline]
+    pub(super) fn check_nak(&mut self, flow: u32) {
+        let c = &self.flows[flow as usize];
+        if self.checks && c.segments_dropped == 0 {
+            let node = self.flow_src_node[flow as usize] as usize;
+            let detail = format!("flow {flow}: a NAK, and none of its segments was lost");
+            self.violated("RoCE goes back only after a loss", Some(node), None, detail);
         }
     }
 
@@ -236,7 +249,7 @@ impl Simulator {
             return;
         }
         for f in 0..self.flows.len() {
-            if self.is_tcp(f as u32) {
+            if self.has_conn(f as u32) {
                 continue;
             }
             let v = self.flows[f].volume;

@@ -29,8 +29,8 @@ use crate::results::{
 use crate::scenario::budget;
 use crate::scenario::spec::Scenario;
 use crate::traffic::source::Source;
-use crate::transport::tcp::{TcpParams, TcpReceiver, TcpSender};
-use crate::transport::Transport;
+
+use crate::transport::{ConnParams, Receiver, Sender};
 use crate::units::Time;
 use slab::Slab;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -38,6 +38,7 @@ use std::sync::Arc;
 
 mod adapter;
 mod cm;
+mod conn;
 mod event;
 mod finish;
 mod invariants;
@@ -45,7 +46,6 @@ mod pause;
 mod pfc;
 mod setup;
 mod switch;
-mod tcp;
 #[cfg(test)]
 mod tests;
 mod transmit;
@@ -206,22 +206,23 @@ pub struct Simulator {
     flow_dst_host: Vec<u32>,
     /// Per flow: the reaction point's target rate TR (QCN only).
     rl_target: BinnedLevel,
-    /// Per flow, TCP flows only (empty without TCP): parameters (MSS from
-    /// the source's frame), sender, receiver, and pending timer events.
-    flow_tcp: Vec<bool>,
-    tcp_params: Vec<TcpParams>,
-    tcp_tx: Vec<TcpSender>,
-    tcp_rx: Vec<TcpReceiver>,
+    /// Per flow, with TCP or RoCE flows (empty without): whether the flow
+    /// has a connection, its parameters (payload per segment from the
+    /// source's frame), sender, receiver, and pending timer events.
+    flow_conn: Vec<bool>,
+    conn_params: Vec<ConnParams>,
+    conn_tx: Vec<Sender>,
+    conn_rx: Vec<Receiver>,
     /// Per flow: the receiving host's node.
-    tcp_dst_node: Vec<u32>,
-    /// Time of the earliest pending `TcpRto` and `TcpDelAck` event.
-    tcp_rto_at: Vec<Option<Time>>,
-    tcp_delack_at: Vec<Option<Time>>,
+    conn_dst_node: Vec<u32>,
+    /// Time of the earliest pending `ConnRto` and `ConnAck` event.
+    conn_rto_at: Vec<Option<Time>>,
+    conn_ack_at: Vec<Option<Time>>,
     /// The sender waits in its host's `waiting` line.
-    tcp_blocked: Vec<bool>,
+    conn_blocked: Vec<bool>,
     tcp_cwnd: BinnedLevel,
-    tcp_retx: BinnedSum,
-    tcp_timeouts: BinnedSum,
+    conn_retx: BinnedSum,
+    conn_timeouts: BinnedSum,
     /// The process's resident memory when the set-up began.
     rss_at_start: Option<u64>,
 }
@@ -342,8 +343,8 @@ impl Simulator {
             Event::PfcRefresh { port } => self.pfc_refresh(port),
             Event::SourceFire { source } => {
                 self.sources[source as usize].produce();
-                if self.source_transport(source) == Transport::Tcp {
-                    self.tcp_write(source);
+                if self.source_transport(source).is_connection() {
+                    self.conn_write(source);
                     self.schedule_next_unit(source);
                 } else if self.source_push(source) {
                     self.schedule_next_unit(source);
@@ -371,8 +372,8 @@ impl Simulator {
                 generation,
                 timer,
             } => self.cm_timer(flow, timer, generation),
-            Event::TcpRto { flow } => self.tcp_rto(flow),
-            Event::TcpDelAck { flow } => self.tcp_delack(flow),
+            Event::ConnRto { flow } => self.conn_rto(flow),
+            Event::ConnAck { flow } => self.conn_ack_timer(flow),
             Event::RlRelease { flow } => self.rl_release(flow),
         }
     }

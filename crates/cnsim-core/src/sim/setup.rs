@@ -243,7 +243,7 @@ impl Simulator {
                 .iter()
                 .map(|f| {
                     let s = &sc.sources[f.source];
-                    s.ecn || (sc.dcqcn.is_some() && s.transport != crate::transport::Transport::Tcp)
+                    s.ecn || (sc.dcqcn.is_some() && !s.transport.is_connection())
                 })
                 .collect(),
             n_classes,
@@ -339,17 +339,17 @@ impl Simulator {
                 n_bins,
                 sc.bin,
             ),
-            flow_tcp: Vec::new(),
-            tcp_params: Vec::new(),
-            tcp_tx: Vec::new(),
-            tcp_rx: Vec::new(),
-            tcp_dst_node: Vec::new(),
-            tcp_rto_at: Vec::new(),
-            tcp_delack_at: Vec::new(),
-            tcp_blocked: Vec::new(),
+            flow_conn: Vec::new(),
+            conn_params: Vec::new(),
+            conn_tx: Vec::new(),
+            conn_rx: Vec::new(),
+            conn_dst_node: Vec::new(),
+            conn_rto_at: Vec::new(),
+            conn_ack_at: Vec::new(),
+            conn_blocked: Vec::new(),
             tcp_cwnd: BinnedLevel::new(0, n_bins, sc.bin),
-            tcp_retx: BinnedSum::new(0, n_bins, sc.bin),
-            tcp_timeouts: BinnedSum::new(0, n_bins, sc.bin),
+            conn_retx: BinnedSum::new(0, n_bins, sc.bin),
+            conn_timeouts: BinnedSum::new(0, n_bins, sc.bin),
             rss_at_start,
         };
         let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
@@ -360,8 +360,8 @@ impl Simulator {
                 sim.rl_target.set(f, Time::ZERO, line as u64);
             }
         }
-        if let Some(tp) = sc.tcp {
-            sim.init_tcp(sc, &flow_specs, tp, n_bins);
+        if sc.tcp.is_some() || sc.roce.is_some() {
+            sim.init_conns(sc, &flow_specs, sc.tcp, sc.roce, n_bins);
         }
         // Without a limiter a flow may send at its line rate.
         for f in 0..rl_rows {

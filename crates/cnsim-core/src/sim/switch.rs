@@ -53,8 +53,8 @@ impl Simulator {
             Role::Host(h) => {
                 debug_assert_eq!(h.host_number, frame.dst_host, "hosts do not forward");
                 match frame.kind {
-                    FrameKind::Data if self.is_tcp(frame.flow) => self.tcp_segment(node, frame),
-                    FrameKind::Ack => self.tcp_ack(frame),
+                    FrameKind::Data if self.has_conn(frame.flow) => self.conn_segment(node, frame),
+                    FrameKind::Ack => self.conn_ack(frame),
                     FrameKind::Data => self.deliver_udp(node, frame, now),
                     _ => self.control_at_host(node, frame),
                 }
@@ -280,7 +280,7 @@ impl Simulator {
         let f = frame.flow as usize;
         match frame.kind {
             FrameKind::Ack => self.flows[f].acks_dropped += 1,
-            _ if self.is_tcp(frame.flow) => self.flows[f].segments_dropped += 1,
+            _ if self.has_conn(frame.flow) => self.flows[f].segments_dropped += 1,
             _ => self.flows[f].volume.drop_frame(frame.size as u64),
         }
     }

@@ -143,7 +143,7 @@ impl Simulator {
             && frame.kind == FrameKind::Data
             && at < self.end
             && self.udp_at_last_bit
-            && !self.is_tcp(frame.flow)
+            && !self.has_conn(frame.flow)
         {
             let node = self.ports[peer as usize].node as usize;
             self.deliver_udp(node, frame, at);

@@ -22,6 +22,7 @@
 //! the per-segment path except the receiver's out-of-order list, which reuses
 //! its capacity.
 
+pub use super::{unwrap, AckAction, Received, Segment};
 use crate::units::Time;
 use serde::Serialize;
 
@@ -123,28 +124,6 @@ impl TcpParams {
             ..d
         }
     }
-}
-
-/// The u64 sequence number nearest `reference` whose low 32 bits are `wire`
-/// (never below 0).
-pub fn unwrap(reference: u64, wire: u32) -> u64 {
-    let delta = wire.wrapping_sub(reference as u32) as i32;
-    reference
-        .checked_add_signed(delta as i64)
-        .unwrap_or(wire as u64)
-}
-
-/// One segment the sender hands to the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Segment {
-    pub seq: u64,
-    pub len: u32,
-    pub retransmission: bool,
-    /// ECN-capable transport: the IP header carries ECT(0). RFC 3168
-    /// leaves retransmissions Not-ECT; DCTCP marks every segment.
-    pub ect: bool,
-    /// The TCP header's CWR flag: the window was reduced for an ECE.
-    pub cwr: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -497,30 +476,6 @@ impl TcpSender {
     pub fn backlog(&self) -> u64 {
         self.written - self.snd_una
     }
-}
-
-/// What the receiver wants done about an ACK after a segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AckAction {
-    /// Send an ACK now.
-    Now,
-    /// The delayed-ACK timer was armed for this time.
-    At(Time),
-    /// A delayed ACK is already armed.
-    Pending,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Received {
-    /// New in-order bytes handed to the application.
-    pub delivered: u64,
-    /// The segment carried no byte not already received.
-    pub duplicate: bool,
-    pub ack: AckAction,
-    /// DCTCP: the segment's CE differs from the previous one's while an ACK
-    /// was owed: that ACK (its number and ECE) goes first, at once, so that
-    /// the sender sees each run of marks exactly (RFC 8257 §3.2).
-    pub ack_before: Option<(u64, bool)>,
 }
 
 /// The receiving half of a connection.

@@ -1,0 +1,300 @@
+//! Connections in the running network, one per TCP or RoCE flow,
+//! established at time zero (no handshake). Segments enter the adapter like
+//! any data frame (the flow's rate limiter, else the egress buffer); when
+//! there is no room the sender waits in its host's line, nothing is dropped
+//! at the host. ACKs are frames on the reverse path, queued in the
+//! receiver's egress buffer without a room check (they are small and must
+//! not deadlock the sender they release).
+
+use super::{Event, Role, Simulator, Waiter};
+use crate::metrics::series::{BinnedLevel, BinnedSum};
+use crate::net::ecn::Ecn;
+use crate::net::frame::{Frame, FrameKind, ROCE_NAK, TCP_CWR, TCP_ECE};
+use crate::net::rate_limiter::NO_CP;
+use crate::scenario::spec::{FlowSpec, Scenario};
+use crate::transport::roce::RoceParams;
+use crate::transport::tcp::TcpParams;
+use crate::transport::{AckAction, AckFlags, ConnParams, Receiver, Sender, Transport};
+use crate::units::Time;
+
+impl Simulator {
+    /// Per flow: its transport's parameters (the payload per segment from
+    /// the source's frame), sender and receiver. A UDP flow gets TCP's
+    /// (or RoCE's) and never uses them, so every vector is indexed by flow.
+    pub(super) fn init_conns(
+        &mut self,
+        sc: &Scenario,
+        flows: &[FlowSpec],
+        tcp: Option<TcpParams>,
+        roce: Option<RoceParams>,
+        n_bins: usize,
+    ) {
+        let n = flows.len();
+        self.flow_conn = flows
+            .iter()
+            .map(|f| sc.sources[f.source].transport.is_connection())
+            .collect();
+        self.conn_params = flows
+            .iter()
+            .map(|f| {
+                let frame = sc.sources[f.source].frame;
+                match (sc.sources[f.source].transport, tcp, roce) {
+                    (Transport::Roce, _, Some(rp)) | (_, None, Some(rp)) => {
+                        ConnParams::Roce(RoceParams {
+                            mtu: frame.saturating_sub(rp.header).max(1),
+                            ..rp
+                        })
+                    }
+                    (_, Some(tp), _) => ConnParams::Tcp(TcpParams {
+                        mss: frame.saturating_sub(tp.header).max(1),
+                        ..tp
+                    }),
+                    (_, None, None) => unreachable!("called with a transport"),
+                }
+            })
+            .collect();
+        self.conn_tx = self.conn_params.iter().map(Sender::new).collect();
+        self.conn_rx = self.conn_params.iter().map(Receiver::new).collect();
+        self.conn_dst_node = flows.iter().map(|f| f.dst as u32).collect();
+        self.conn_rto_at = vec![None; n];
+        self.conn_ack_at = vec![None; n];
+        self.conn_blocked = vec![false; n];
+        self.tcp_cwnd = BinnedLevel::new(n, n_bins, sc.bin);
+        self.conn_retx = BinnedSum::new(n, n_bins, sc.bin);
+        self.conn_timeouts = BinnedSum::new(n, n_bins, sc.bin);
+        for f in 0..n {
+            if let (true, Some(cwnd)) = (self.flow_conn[f], self.conn_tx[f].cwnd()) {
+                self.tcp_cwnd.set(f, Time::ZERO, cwnd);
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn has_conn(&self, flow: u32) -> bool {
+        self.flow_conn.get(flow as usize).copied().unwrap_or(false)
+    }
+
+    pub(super) fn source_transport(&self, s: u32) -> Transport {
+        self.sources[s as usize].transport
+    }
+
+    /// The source's application wrote a unit: append it to the connection.
+    pub(super) fn conn_write(&mut self, s: u32) {
+        let (flow, bytes) = self.sources[s as usize].take_unit();
+        let f = flow as usize;
+        self.conn_tx[f].write(bytes);
+        self.flows[f].volume.offer(bytes);
+        self.flow_tx.add(f, self.now, bytes);
+        self.conn_send(flow);
+    }
+
+    /// Send what the window allows while the adapter has room, then make
+    /// sure the retransmission timer has an event.
+    pub(super) fn conn_send(&mut self, flow: u32) {
+        let now = self.now;
+        let f = flow as usize;
+        let p = self.conn_params[f];
+        let node = self.flow_src_node[f] as usize;
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("flows start at hosts")
+        };
+        let port = h.port;
+        while !self.conn_blocked[f] {
+            let Some(len) = self.conn_tx[f].peek(&p) else {
+                break;
+            };
+            let size = len + p.header();
+            if !self.adapter_has_room(node, flow, size) {
+                self.conn_blocked[f] = true;
+                if let Role::Host(h) = &mut self.roles[node] {
+                    h.waiting.push_back(Waiter::Conn(flow));
+                }
+                break;
+            }
+            let seg = self.conn_tx[f]
+                .next_segment(&p, now)
+                .expect("the sender offered a segment");
+            if seg.retransmission {
+                self.conn_retx.add(f, now, 1);
+            }
+            let ecn = if seg.ect { Ecn::Ect0 } else { Ecn::NotEct };
+            let cwr = if seg.cwr { TCP_CWR } else { 0 };
+            let frame = Frame {
+                created: now,
+                flow,
+                dst_host: self.flow_dst_host[f],
+                tag: Frame::tag_ecn(port, self.flow_class[f], ecn) | cwr,
+                cpid: NO_CP,
+                aux: Frame::pack_wire_seq(seg.seq),
+                size: size as u16,
+                kind: FrameKind::Data,
+                qfb: 0,
+            };
+            self.adapter_enqueue(node, frame);
+        }
+        self.try_start(port);
+        self.conn_arm_rto(flow);
+    }
+
+    fn conn_arm_rto(&mut self, flow: u32) {
+        let f = flow as usize;
+        if let Some(t) = lazy_timer(&mut self.conn_rto_at[f], self.conn_tx[f].rto_deadline()) {
+            self.events.schedule(t, Event::ConnRto { flow });
+        }
+    }
+
+    fn conn_arm_ack(&mut self, flow: u32) {
+        let f = flow as usize;
+        if let Some(t) = lazy_timer(&mut self.conn_ack_at[f], self.conn_rx[f].ack_deadline()) {
+            self.events.schedule(t, Event::ConnAck { flow });
+        }
+    }
+
+    pub(super) fn conn_rto(&mut self, flow: u32) {
+        let f = flow as usize;
+        if self.conn_rto_at[f] != Some(self.now) {
+            return; // superseded by an earlier event
+        }
+        self.conn_rto_at[f] = None;
+        let p = self.conn_params[f];
+        if self.conn_tx[f].on_timer(&p, self.now) {
+            self.conn_timeouts.add(f, self.now, 1);
+            if let Some(cwnd) = self.conn_tx[f].cwnd() {
+                self.tcp_cwnd.set(f, self.now, cwnd);
+            }
+        }
+        self.conn_send(flow);
+    }
+
+    /// A segment reaches the receiving host.
+    pub(super) fn conn_segment(&mut self, node: usize, frame: Frame) {
+        let now = self.now;
+        let f = frame.flow as usize;
+        let p = self.conn_params[f];
+        let rx = &mut self.conn_rx[f];
+        let seq = rx.unwrap_seq(frame.wire_seq());
+        let got = rx.on_segment(
+            &p,
+            now,
+            seq,
+            frame.size as u32 - p.header(),
+            frame.ecn().is_ce(),
+            frame.tcp_cwr(),
+        );
+        if let Some((ack, ece)) = got.ack_before {
+            self.conn_send_ack(node, frame.flow, (ack, AckFlags { ece, nak: false }));
+        }
+        // RoCE's congestion control (DCQCN) answers marks at the receiver.
+        if matches!(p, ConnParams::Roce(_)) {
+            if let Some(m) = self.scheme.delivered(&frame, now) {
+                self.reply_to_source(node, frame.flow, m);
+            }
+        }
+        if got.delivered > 0 {
+            self.flows[f].deliver(now, frame.created, got.delivered);
+            #[cfg(test)]
+            if self.fault == super::invariants::Fault::TcpDeliverTwice {
+                self.flows[f].deliver(now, frame.created, got.delivered);
+            }
+            self.check_conn_delivery(node, frame.flow);
+            self.flow_rx.add(f, now, got.delivered);
+        }
+        match got.ack {
+            AckAction::Now => {
+                let ack = self.conn_rx[f].ack_sent();
+                self.conn_send_ack(node, frame.flow, ack);
+            }
+            AckAction::At(_) => self.conn_arm_ack(frame.flow),
+            AckAction::Pending => {}
+        }
+    }
+
+    pub(super) fn conn_ack_timer(&mut self, flow: u32) {
+        let f = flow as usize;
+        if self.conn_ack_at[f] != Some(self.now) {
+            return; // superseded by an earlier event
+        }
+        self.conn_ack_at[f] = None;
+        if self.conn_rx[f].on_ack_timer(self.now) {
+            let node = self.conn_dst_node[f] as usize;
+            let ack = self.conn_rx[f].ack_sent();
+            self.conn_send_ack(node, flow, ack);
+        }
+        self.conn_arm_ack(flow);
+    }
+
+    /// Send the ACK `(number, flags)` the receiver of `flow` gave.
+    fn conn_send_ack(&mut self, node: usize, flow: u32, (ack, flags): (u64, AckFlags)) {
+        let f = flow as usize;
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("connections end at hosts")
+        };
+        let frame = Frame {
+            created: self.now,
+            flow,
+            dst_host: self.flow_src_host[f],
+            tag: Frame::tag(h.port, self.ack_class.unwrap_or(self.flow_class[f]))
+                | if flags.ece { TCP_ECE } else { 0 }
+                | if flags.nak { ROCE_NAK } else { 0 },
+            cpid: NO_CP,
+            aux: Frame::pack_wire_seq(ack),
+            size: self.conn_params[f].ack_bytes() as u16,
+            kind: FrameKind::Ack,
+            qfb: 0,
+        };
+        self.egress_enqueue(node, frame);
+    }
+
+    /// An ACK reaches the sending host.
+    pub(super) fn conn_ack(&mut self, frame: Frame) {
+        let f = frame.flow as usize;
+        let p = self.conn_params[f];
+        let flags = AckFlags {
+            ece: frame.tcp_ece(),
+            nak: frame.roce_nak(),
+        };
+        if flags.nak {
+            self.check_nak(frame.flow);
+        }
+        let tx = &mut self.conn_tx[f];
+        let ack = tx.unwrap_ack(frame.wire_seq());
+        tx.on_ack(&p, self.now, ack, flags);
+        if let Some(cwnd) = tx.cwnd() {
+            self.tcp_cwnd.set(f, self.now, cwnd);
+        }
+        self.conn_send(frame.flow);
+    }
+
+    /// Copy the connections' counters into the flows' (see `Volume` for
+    /// what a TCP flow's volume counts).
+    pub(super) fn finish_conns(&mut self) {
+        for f in 0..self.flow_conn.len() {
+            if !self.flow_conn[f] {
+                continue;
+            }
+            let st = self.conn_tx[f].stats();
+            let c = &mut self.flows[f];
+            c.segments_sent = st.segments_sent;
+            c.retransmissions = st.retransmissions;
+            c.fast_retransmits = st.fast_retransmits;
+            c.ecn_reductions = st.ecn_reductions;
+            c.go_backs = st.go_backs;
+            c.ce_received = self.conn_rx[f].ce_segments();
+            c.timeouts = st.timeouts;
+            c.volume.in_flight_bytes = c.volume.offered_bytes - c.volume.delivered_bytes;
+        }
+    }
+}
+
+/// TCP restarts its timers on almost every segment. Rather than one event
+/// per restart, a flow keeps one event at or before its deadline (`pending`
+/// holds its time); a deadline that moved later is found when that event
+/// fires. Returns the time of a new event to schedule, if one is needed.
+fn lazy_timer(pending: &mut Option<Time>, deadline: Option<Time>) -> Option<Time> {
+    let t = deadline?;
+    if pending.is_none_or(|at| t < at) {
+        *pending = Some(t);
+        return Some(t);
+    }
+    None
+}
