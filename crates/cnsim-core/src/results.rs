@@ -85,8 +85,12 @@ pub struct FlowCounters {
     /// CE.
     pub ecn_reductions: u64,
     pub ce_received: u64,
-    /// RoCE flows: NAKs that sent the sender back (go-back-N).
+    /// RoCE flows: NAKs that sent the sender back (go-back-N), and NAKs
+    /// the receiver sent.
     pub go_backs: u64,
+    pub naks_sent: u64,
+    /// DCQCN: CNPs the flow's destination sent about it.
+    pub cnps_sent: u64,
 }
 
 impl FlowCounters {

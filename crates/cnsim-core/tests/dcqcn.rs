@@ -56,10 +56,18 @@ fn flows_converge_to_the_fair_share_without_pfc_and_with_the_queue_in_the_markin
         let mean = occ.iter().sum::<f64>() / occ.len() as f64;
         assert!((5e3..200e3).contains(&mean), "N = {n}: mean queue {mean} B");
         for f in &r.summary.flows {
+            let c = &f.counters;
             assert!(
-                f.counters.rl_installs >= 1,
+                c.rl_installs >= 1,
                 "{}: a CNP installed its limiter",
                 f.name
+            );
+            // At most one CNP per flow every 50 us over the 100 ms run.
+            assert!(
+                c.cnps_sent > 0 && c.cnps_sent <= 2000,
+                "{}: {} CNPs",
+                f.name,
+                c.cnps_sent
             );
         }
     }
@@ -144,6 +152,7 @@ fn incast(overrides: &[(&str, &str)]) -> (RunResult, [u64; 5], f64) {
 #[test]
 fn a_roce_incast_over_pfc_loses_nothing_and_sends_nothing_twice() {
     let (r, [written, delivered, lost, resent, go_backs], last) = incast(&[]);
+    assert!(r.summary.flows.iter().all(|f| f.counters.naks_sent == 0));
     // 100 us of 40 Gb/s from each of 64 hosts, less what its source's
     // slots left empty: about 32 MB.
     assert!(written > 31_000_000, "{written}");
@@ -158,7 +167,7 @@ fn a_roce_incast_over_pfc_loses_nothing_and_sends_nothing_twice() {
 
 #[test]
 fn without_pfc_go_back_n_recovers_every_byte_once_and_much_later() {
-    let (_, [written, delivered, lost, resent, go_backs], last) = incast(&[
+    let (r, [written, delivered, lost, resent, go_backs], last) = incast(&[
         ("defaults.switch.buffer_model", "per_output"),
         ("roce.rto", "4ms"),
         ("duration", "200ms"),
@@ -172,4 +181,9 @@ fn without_pfc_go_back_n_recovers_every_byte_once_and_much_later() {
         "{lost} lost, {resent} resent, {go_backs} go-backs"
     );
     assert!(last > 50.0, "recovery takes long: done at {last} ms");
+    let naks: u64 = r.summary.flows.iter().map(|f| f.counters.naks_sent).sum();
+    assert!(
+        naks >= go_backs,
+        "every go-back answers a NAK: {naks} NAKs, {go_backs} go-backs"
+    );
 }

@@ -311,6 +311,14 @@ impl Scheme {
         }
     }
 
+    /// DCQCN's CNPs about `flow` (zero for other schemes).
+    pub fn cnps_sent(&self, flow: u32) -> u64 {
+        match self {
+            Scheme::Dcqcn(s) => s.cnps[flow as usize],
+            Scheme::None | Scheme::Bcn(_) | Scheme::Qcn(_) => 0,
+        }
+    }
+
     /// A control frame of the scheme was dropped in the network.
     pub fn message_dropped(&mut self, frame: &Frame) {
         if let Scheme::Bcn(s) = self {

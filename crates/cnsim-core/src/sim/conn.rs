@@ -279,6 +279,7 @@ impl Simulator {
             c.fast_retransmits = st.fast_retransmits;
             c.ecn_reductions = st.ecn_reductions;
             c.go_backs = st.go_backs;
+            c.naks_sent = self.conn_rx[f].naks_sent();
             c.ce_received = self.conn_rx[f].ce_segments();
             c.timeouts = st.timeouts;
             c.volume.in_flight_bytes = c.volume.offered_bytes - c.volume.delivered_bytes;

@@ -30,6 +30,7 @@ impl Simulator {
         self.finish_conns();
         for (f, c) in self.flows.iter_mut().enumerate() {
             (c.probes_sent, c.probe_replies) = self.scheme.probe_counts(f as u32);
+            c.cnps_sent = self.scheme.cnps_sent(f as u32);
         }
         self.check_conservation();
         if let Some(v) = &self.violation {

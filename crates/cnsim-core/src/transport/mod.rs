@@ -298,6 +298,14 @@ impl Receiver {
         }
     }
 
+    /// NAKs sent (RoCE's count).
+    pub fn naks_sent(&self) -> u64 {
+        match self {
+            Receiver::Tcp(_) => 0,
+            Receiver::Roce(r) => r.naks,
+        }
+    }
+
     /// Segments that arrived marked CE (TCP's count).
     pub fn ce_segments(&self) -> u64 {
         match self {
