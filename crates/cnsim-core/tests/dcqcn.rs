@@ -187,3 +187,31 @@ fn without_pfc_go_back_n_recovers_every_byte_once_and_much_later() {
         "every go-back answers a NAK: {naks} NAKs, {go_backs} go-backs"
     );
 }
+
+#[test]
+fn the_mellanox_variant_converges_too() {
+    let sc = load_file(FILE, &[("params.n", "4"), ("dcqcn.variant", "mellanox")]);
+    let r = run(&sc, None);
+    let rates = rates_from(&r, 0.05);
+    let j = jain(&rates);
+    assert!(j >= 0.99, "Jain {j} of {rates:?}");
+    assert!(rates.iter().sum::<f64>() > 0.95 * 40.0);
+    for f in &r.summary.flows {
+        let c = &f.counters;
+        assert!(c.cnps_sent > 0, "{}", f.name);
+    }
+    let e = cnsim_core::scenario::load(
+        &std::fs::read_to_string(repo_file(FILE))
+            .unwrap()
+            .replace("\n[dcqcn]\n", "\n[dcqcn]\ndecrease_interval = \"4us\"\n"),
+        "t.toml",
+        cnsim_core::scenario::Format::Toml,
+        &[],
+    )
+    .expect_err("refused")
+    .to_string();
+    assert!(
+        e.contains("'decrease_interval' applies only with variant = \"mellanox\""),
+        "{e}"
+    );
+}

@@ -137,7 +137,10 @@ impl Bcn {
                 let e = self.e2cm.as_mut().expect("probes need E2CM");
                 e.timer(generation, rp)
             }
-            CmTimer::Qcn | CmTimer::DcqcnIncrease | CmTimer::DcqcnAlpha => {
+            CmTimer::Qcn
+            | CmTimer::DcqcnIncrease
+            | CmTimer::DcqcnAlpha
+            | CmTimer::DcqcnDecrease => {
                 unreachable!("BCN arms only its own timers")
             }
         }

@@ -16,6 +16,24 @@ use crate::net::frame::{Frame, FrameKind};
 use crate::units::{RateF64, Time};
 use serde::Serialize;
 
+/// Which reaction point runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Variant {
+    /// The paper's: each CNP cuts the rate and raises α at once.
+    Paper,
+    /// As Mellanox NICs (and ns-3's RDMA model) do: the first CNP sets CR
+    /// and TR to `rate_on_first_cnp` × CR; a CNP is latched and the rate
+    /// cut at the next tick of a `decrease_interval` grid; α is updated
+    /// once per `alpha_interval` (raised if a CNP came in it, else
+    /// decayed); increases by the timer only, fast recovery for F events,
+    /// then one additive step, then hyper-additive steps.
+    Mellanox {
+        decrease_interval: Time,
+        rate_on_first_cnp: f64,
+    },
+}
+
 /// Every DCQCN parameter, resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DcqcnParams {
@@ -38,6 +56,7 @@ pub struct DcqcnParams {
     /// TR ← CR at every CNP (the paper's rule); otherwise only when an
     /// increase cycle completed since the last one, as QCN.
     pub clamp_target_rate: bool,
+    pub variant: Variant,
 }
 
 impl DcqcnParams {
@@ -63,6 +82,30 @@ impl DcqcnParams {
             cnp_interval: Time::from_us(50),
             cnp_bytes: 64,
             clamp_target_rate: true,
+            variant: Variant::Paper,
+        }
+    }
+
+    /// The Mellanox-style variant with the defaults of ns-3's RDMA model,
+    /// where it comes from: a decrease at most every 4 µs, the first CNP
+    /// keeping the rate (`rate_on_first_cnp` = 1), TR ← CR only after an
+    /// increase, g = 1/16, an increase timer of 1.5 ms, R_AI 5 Mb/s and
+    /// R_HAI 50 Mb/s.
+    pub fn mellanox() -> DcqcnParams {
+        let paper = DcqcnParams::paper();
+        let mut rp = paper.rp;
+        rp.timer_period = Time::from_us(1500);
+        rp.r_ai = RateF64(5e6);
+        rp.r_hai = RateF64(50e6);
+        DcqcnParams {
+            rp,
+            g: 1.0 / 16.0,
+            clamp_target_rate: false,
+            variant: Variant::Mellanox {
+                decrease_interval: Time::from_us(4),
+                rate_on_first_cnp: 1.0,
+            },
+            ..paper
         }
     }
 }
@@ -75,6 +118,11 @@ pub struct DcqcnRp {
     /// Bumped at each CNP: a pending decay timer of an earlier generation
     /// is stale.
     pub alpha_generation: u32,
+    /// Mellanox: a CNP came since α's last update, and since the last
+    /// decrease tick; the decrease grid's origin (the first CNP).
+    pub alpha_cnp: bool,
+    pub decrease_pending: bool,
+    pub grid_origin: Time,
 }
 
 impl DcqcnRp {
@@ -83,6 +131,9 @@ impl DcqcnRp {
             qcn: QcnRp::new(line),
             alpha: p.initial_alpha,
             alpha_generation: 0,
+            alpha_cnp: false,
+            decrease_pending: false,
+            grid_origin: Time::ZERO,
         }
     }
 
@@ -100,6 +151,50 @@ impl DcqcnRp {
     /// `alpha_interval` passed without a CNP: α ← (1 − g)·α.
     pub fn decay(&mut self, p: &DcqcnParams) {
         self.alpha *= 1.0 - p.g;
+    }
+
+    /// Mellanox: α's periodic update, raised if a CNP came since the last.
+    pub fn update_alpha(&mut self, p: &DcqcnParams) {
+        let hit = if std::mem::take(&mut self.alpha_cnp) {
+            p.g
+        } else {
+            0.0
+        };
+        self.alpha = (1.0 - p.g) * self.alpha + hit;
+    }
+
+    /// Mellanox: a decrease tick with a CNP latched. TR ← CR if clamped or
+    /// an increase happened since; CR ← CR·(1 − α/2) floored; the increase
+    /// timer restarts from stage 0.
+    pub fn decrease_tick(&mut self, p: &DcqcnParams, now: Time) {
+        self.decrease_pending = false;
+        let q = &mut self.qcn;
+        if p.clamp_target_rate || q.timer_stage != 0 {
+            q.tr = q.cr;
+        }
+        q.cr = (q.cr * (1.0 - self.alpha / 2.0)).max(p.rp.min_rate.0.min(q.cr));
+        q.cnms += 1;
+        q.timer_stage = 0;
+        q.timer_deadline = now + p.rp.timer_period;
+        q.timer_generation = q.timer_generation.wrapping_add(1);
+    }
+
+    /// Mellanox: the increase timer's event: fast recovery while the stage
+    /// is below F, one additive step at F, hyper-additive steps after; CR
+    /// moves halfway to TR each time.
+    pub fn timer_increase(&mut self, p: &DcqcnParams, now: Time, line: f64) {
+        let q = &mut self.qcn;
+        let f = p.rp.fast_recovery_threshold;
+        if q.timer_stage == f {
+            q.tr = (q.tr + p.rp.r_ai.0).min(line);
+        } else if q.timer_stage > f {
+            q.tr = (q.tr + p.rp.r_hai.0).min(line);
+        }
+        q.cr = ((q.cr + q.tr) / 2.0).min(line);
+        q.increases += 1;
+        q.timer_stage += 1;
+        q.timer_deadline = now + p.rp.timer_period;
+        q.timer_generation = q.timer_generation.wrapping_add(1);
     }
 }
 
@@ -159,26 +254,64 @@ impl Dcqcn {
             rate_changed: true,
             ..Reaction::default()
         };
-        if !rp.limiter.active {
+        let first = !rp.limiter.active;
+        if first {
             rp.limiter.install(rp.line, 128);
             // Keep the generations: events of an earlier install are stale.
             let old = &self.rps[f];
             let (timer, alpha) = (old.qcn.timer_generation, old.alpha_generation);
             self.rps[f] = DcqcnRp::new(&self.params, rp.line);
             self.rps[f].qcn.timer_generation = timer;
-            self.rps[f].alpha_generation = alpha;
+            self.rps[f].alpha_generation = alpha.wrapping_add(1);
             r.installed = true;
         }
         rp.limiter.messages += 1;
-        self.rps[f].on_cnp(&self.params, rp.now, &mut self.rng[f]);
-        r.timers[1] = Some(self.alpha_timer(f, rp.now));
-        self.follow(rp, r)
+        let Variant::Mellanox {
+            decrease_interval,
+            rate_on_first_cnp,
+        } = self.params.variant
+        else {
+            self.rps[f].on_cnp(&self.params, rp.now, &mut self.rng[f]);
+            r.timers[1] = Some(self.alpha_timer(f, rp.now));
+            return self.follow(rp, r);
+        };
+        let (now, d) = (rp.now, &mut self.rps[f]);
+        // The rate changes at the decrease tick, not at the CNP (except by
+        // `rate_on_first_cnp`): a limiter at its line rate must stay
+        // installed until then.
+        r.rate_changed = first && rate_on_first_cnp < 1.0;
+        if first {
+            // α starts at 1 and its first update only decays it.
+            d.alpha = 1.0;
+            d.qcn.cr *= rate_on_first_cnp;
+            d.qcn.tr = d.qcn.cr;
+            d.grid_origin = now;
+            r.timers[1] = Some(self.alpha_timer(f, now));
+        } else {
+            d.alpha_cnp = true;
+        }
+        let d = &mut self.rps[f];
+        if !d.decrease_pending {
+            d.decrease_pending = true;
+            // The next tick of the flow's grid after now.
+            let ticks = (now - d.grid_origin).0 / decrease_interval.0 + 1;
+            r.timers[0] = Some(TimerRequest {
+                timer: CmTimer::DcqcnDecrease,
+                at: d.grid_origin + Time(ticks * decrease_interval.0),
+                generation: d.alpha_generation,
+            });
+        }
+        self.follow_rate(rp, r)
     }
 
     /// The limiter released a data frame of `bytes`: the byte counter runs.
     #[inline]
     pub(super) fn released(&mut self, bytes: u16, rp: Rp) -> Reaction {
         let f = rp.row as usize;
+        // The Mellanox variant increases by its timer only.
+        if matches!(self.params.variant, Variant::Mellanox { .. }) {
+            return Reaction::default();
+        }
         let p = &self.params.rp;
         if !rp.limiter.active
             || !self.rps[f]
@@ -202,32 +335,47 @@ impl Dcqcn {
         if !rp.limiter.active {
             return Reaction::default();
         }
+        let mellanox = matches!(self.params.variant, Variant::Mellanox { .. });
+        let changed = Reaction {
+            rate_changed: true,
+            ..Reaction::default()
+        };
         match timer {
             CmTimer::DcqcnIncrease => {
                 if self.rps[f].qcn.timer_generation != generation {
                     return Reaction::default();
                 }
-                let p = &self.params.rp;
-                self.rps[f]
-                    .qcn
-                    .on_timer(p, rp.now, rp.line, &mut self.rng[f]);
-                self.follow(
-                    rp,
-                    Reaction {
-                        rate_changed: true,
-                        ..Reaction::default()
-                    },
-                )
+                if mellanox {
+                    self.rps[f].timer_increase(&self.params, rp.now, rp.line);
+                } else {
+                    let p = &self.params.rp;
+                    self.rps[f]
+                        .qcn
+                        .on_timer(p, rp.now, rp.line, &mut self.rng[f]);
+                }
+                self.follow(rp, changed)
             }
             CmTimer::DcqcnAlpha => {
                 if self.rps[f].alpha_generation != generation {
                     return Reaction::default();
                 }
-                self.rps[f].decay(&self.params);
+                if mellanox {
+                    self.rps[f].update_alpha(&self.params);
+                } else {
+                    self.rps[f].decay(&self.params);
+                }
                 Reaction {
                     timers: [Some(self.alpha_timer(f, rp.now)), None],
                     ..Reaction::default()
                 }
+            }
+            CmTimer::DcqcnDecrease => {
+                let d = &mut self.rps[f];
+                if d.alpha_generation != generation || !d.decrease_pending {
+                    return Reaction::default();
+                }
+                d.decrease_tick(&self.params, rp.now);
+                self.follow(rp, changed)
             }
             _ => unreachable!("DCQCN arms only its own timers"),
         }
@@ -368,5 +516,52 @@ mod tests {
         frame.set_ecn(crate::net::ecn::Ecn::Ect0);
         assert!(d.delivered(&frame, at(200)).is_none(), "not marked");
         assert_eq!(d.cnps[0], 2);
+    }
+
+    #[test]
+    fn mellanox_decreases_at_the_tick_and_increases_by_the_timer_only() {
+        let p = DcqcnParams::mellanox();
+        let mut rp = DcqcnRp::new(&p, LINE);
+        rp.alpha = 1.0;
+        // A tick with a CNP latched and no increase yet: CR halves, TR stays.
+        rp.decrease_pending = true;
+        rp.decrease_tick(&p, Time::from_us(4));
+        assert_eq!((rp.qcn.cr, rp.qcn.tr), (LINE / 2.0, LINE));
+        assert!(!rp.decrease_pending);
+        assert_eq!(rp.qcn.timer_deadline, Time::from_us(4) + p.rp.timer_period);
+        // Timer events: five of fast recovery (TR fixed), then one
+        // additive step of R_AI, then hyper-additive steps of R_HAI.
+        let mut cr = LINE / 2.0;
+        let mut tr = LINE;
+        let mut t = Time::from_us(4);
+        for stage in 0..8 {
+            t = t + p.rp.timer_period;
+            rp.timer_increase(&p, t, 100e9);
+            if stage == 5 {
+                tr += 5e6;
+            } else if stage > 5 {
+                tr += 50e6;
+            }
+            cr = (cr + tr) / 2.0;
+            assert_eq!((rp.qcn.cr, rp.qcn.tr), (cr, tr), "after stage {stage}");
+        }
+        // After an increase, a tick sets TR to CR before cutting.
+        rp.decrease_tick(&p, t);
+        assert_eq!((rp.qcn.tr, rp.qcn.cr), (cr, cr * 0.5));
+        assert_eq!(rp.qcn.timer_stage, 0);
+    }
+
+    #[test]
+    fn mellanox_alpha_moves_once_per_interval() {
+        let p = DcqcnParams::mellanox();
+        let mut rp = DcqcnRp::new(&p, LINE);
+        rp.alpha = 0.5;
+        rp.alpha_cnp = true;
+        rp.update_alpha(&p);
+        assert_eq!(rp.alpha, 15.0 / 16.0 * 0.5 + 1.0 / 16.0);
+        assert!(!rp.alpha_cnp, "the flag is cleared");
+        let before = rp.alpha;
+        rp.update_alpha(&p);
+        assert_eq!(rp.alpha, before * 15.0 / 16.0);
     }
 }

@@ -46,8 +46,11 @@ pub enum CmTimer {
     Qcn,
     /// The end of a DCQCN reaction point's increase timer cycle.
     DcqcnIncrease,
-    /// DCQCN's α decays: an interval passed without a CNP.
+    /// DCQCN's α decays: an interval passed without a CNP (Mellanox: α's
+    /// periodic update).
     DcqcnAlpha,
+    /// Mellanox DCQCN: a tick of the rate-decrease grid with a CNP latched.
+    DcqcnDecrease,
 }
 
 impl CmTimer {
@@ -62,6 +65,7 @@ impl CmTimer {
             CmTimer::Qcn => 13,
             CmTimer::DcqcnIncrease => 19,
             CmTimer::DcqcnAlpha => 20,
+            CmTimer::DcqcnDecrease => 21,
         }
     }
 }

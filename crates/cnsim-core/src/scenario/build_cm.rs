@@ -5,7 +5,7 @@ use super::build::{Builder, FRAME_RANGE};
 use super::error::{FieldPath, ScenarioError};
 use super::schema::{RawBcn, RawBcnStop, RawDcqcn, RawDrift, RawE2cm, RawQcn};
 use crate::cm::bcn::{BcnParams, DriftParams, Sampling, StopParams, PAGE_BYTES};
-use crate::cm::dcqcn::DcqcnParams;
+use crate::cm::dcqcn::{DcqcnParams, Variant};
 use crate::cm::e2cm::{Baseline, E2cmParams, Measure};
 use crate::cm::qcn::{QcnParams, Quantize};
 use crate::units::{Bytes, Rate, RateF64, Time};
@@ -380,7 +380,16 @@ impl Builder<'_> {
     /// `[dcqcn]`: the paper's values for what it leaves out.
     pub(super) fn dcqcn(&self, raw: &RawDcqcn) -> Result<DcqcnParams, ScenarioError> {
         let dp = FieldPath::root().key("dcqcn");
-        let d = DcqcnParams::paper();
+        let mellanox = self.choice(
+            &raw.variant,
+            &dp.key("variant"),
+            [("paper", false), ("mellanox", true)],
+        )?;
+        let d = if mellanox {
+            DcqcnParams::mellanox()
+        } else {
+            DcqcnParams::paper()
+        };
         let fraction = |v: Option<f64>, key: &str, default: f64, open_zero: bool| {
             let v = v.unwrap_or(default);
             let ok = v.is_finite() && v <= 1.0 && if open_zero { v > 0.0 } else { v >= 0.0 };
@@ -435,7 +444,40 @@ impl Builder<'_> {
             return Err(self.err(&dp.key("min_rate"), "expected a rate above zero, found 0"));
         }
         rp.rl_queue = self.rl_queue(&raw.rl_queue, &dp.key("rl_queue"), d.rp.rl_queue)?;
+        let variant = match d.variant {
+            Variant::Paper => {
+                for (key, given) in [
+                    ("decrease_interval", raw.decrease_interval.is_some()),
+                    ("rate_on_first_cnp", raw.rate_on_first_cnp.is_some()),
+                ] {
+                    if given {
+                        return Err(self.err(
+                            &dp.key(key),
+                            format!("'{key}' applies only with variant = \"mellanox\""),
+                        ));
+                    }
+                }
+                Variant::Paper
+            }
+            Variant::Mellanox {
+                decrease_interval,
+                rate_on_first_cnp,
+            } => Variant::Mellanox {
+                decrease_interval: time(
+                    &raw.decrease_interval,
+                    "decrease_interval",
+                    decrease_interval,
+                )?,
+                rate_on_first_cnp: fraction(
+                    raw.rate_on_first_cnp,
+                    "rate_on_first_cnp",
+                    rate_on_first_cnp,
+                    true,
+                )?,
+            },
+        };
         Ok(DcqcnParams {
+            variant,
             rp,
             g: fraction(raw.g, "g", d.g, true)?,
             initial_alpha: fraction(raw.alpha, "alpha", d.initial_alpha, false)?,

@@ -637,8 +637,15 @@ pub struct RawDcqcn {
     pub r_ai: Option<String>,
     pub r_hai: Option<String>,
     pub min_rate: Option<String>,
-    /// TR <- CR at every CNP (default true, the paper's rule).
+    /// TR <- CR at every CNP (default true, the paper's rule; false for
+    /// the Mellanox variant).
     pub clamp_target_rate: Option<bool>,
+    /// "paper" (default) or "mellanox".
+    pub variant: Option<String>,
+    /// Mellanox: the rate-decrease grid, e.g. "4us".
+    pub decrease_interval: Option<String>,
+    /// Mellanox: CR and TR at the first CNP, as a fraction of the rate.
+    pub rate_on_first_cnp: Option<f64>,
     /// Queue of each rate limiter, e.g. "150KB", or "unlimited".
     pub rl_queue: Option<String>,
 }
