@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import subprocess
 
 import pytest
 
@@ -200,3 +201,11 @@ def test_result_plot_names_the_views(result):
         result.plot("rate_limiters")
     fig = result.plot("drops_over_time")
     assert "CORE->S1" in fig.axes[0].get_yticklabels()[0].get_text()
+
+
+def test_importing_the_plots_leaves_matplotlibs_backend_alone(python_exe):
+    """A notebook's inline backend (here: pdf, chosen first) still draws after cnsim's figures."""
+    code = ("import matplotlib; matplotlib.use('pdf'); import cnsim, cnsim.plots, cnsim.results; "
+            "print(matplotlib.get_backend())")
+    res = subprocess.run([python_exe, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "pdf"

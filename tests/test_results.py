@@ -264,3 +264,46 @@ def test_every_series_shows_in_a_table(request, name):
     before = cnsim.Result.from_core(raw)
     after = cnsim.Result.from_core({**raw, name: raw[name] + 1})
     assert not all(getattr(before, t).equals(getattr(after, t)) for t in TABLES), name
+
+
+# --------------------------------------------------------------------------- display in a notebook
+
+
+def _balanced(page: str) -> bool:
+    """Every opened tag is closed, in order (html.parser's view)."""
+    from html.parser import HTMLParser
+
+    stack: list[str] = []
+    ok = [True]
+
+    class Parser(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            stack.append(tag)
+
+        def handle_endtag(self, tag):
+            ok[0] &= bool(stack) and stack.pop() == tag
+
+    Parser().feed(page)
+    return ok[0] and not stack
+
+
+def test_a_result_shows_a_short_summary_in_a_notebook(result):
+    page = result._repr_html_()
+    assert _balanced(page)
+    assert "baseline/no_cm" in page and "seed 5" in page and "10 ms simulated" in page
+    assert "5 flows" in page and f"{len(result.queues)} queues" in page
+    dropped = result.totals["dropped_frames"]
+    assert dropped > 1000 and "<th>dropped frames</th>" in page and f"{dropped:,}" in page
+    assert all(f"<td>{name.replace('->', '-&gt;')}</td>" in page for name in result.flows["name"])  # escaped
+    assert "partial" not in page
+
+
+def test_the_summary_shows_the_first_flows_escapes_names_and_says_partial():
+    many = {"name": "<script>x</script>", "duration": "1ms", "switches": [{"name": "SW"}],
+            "hosts": [{"name": f"H{i}"} for i in range(8)] + [{"name": "D&<"}],
+            "links": [{"between": [f"H{i}", "SW"]} for i in range(8)] + [{"between": ["D&<", "SW"]}],
+            "sources": [{"host": f"H{i}", "to": "D&<", "load": 0.1} for i in range(8)]}
+    page = cnsim.run(many, max_events=500)._repr_html_()
+    assert _balanced(page) and "<script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    assert "first 5 of 8 flows" in page and page.count("<td>D&amp;&lt;</td>") == 5
+    assert "partial result</b> at" in page and "max_events" in page

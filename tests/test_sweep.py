@@ -539,6 +539,31 @@ def test_one_sweep_at_a_time_per_directory(tmp_path):
             cnsim.sweep(NO_CM, set=SHORT, out=out)
 
 
+def test_the_lock_of_a_killed_sweep_is_released(tmp_path):
+    """A sweep killed while it holds the directory (SIGKILL: no clean-up runs) does not leave it locked."""
+    pytest.importorskip("fcntl")
+    out = tmp_path / "killed"
+    out.mkdir()
+    (out / "points").mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; import cnsim\n"
+         "with sys.modules['cnsim.sweep']._locked(Path(sys.argv[1])):\n"
+         "    print('locked', flush=True); time.sleep(120)\n", str(out)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(cnsim.SweepError, match=rf"{out.name}: another sweep is writing into this directory"):
+            cnsim.sweep(NO_CM, set=SHORT, out=out)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    frame = cnsim.sweep(NO_CM, set=SHORT, out=out)
+    assert list(frame["status"]) == ["ok"]
+
+
 def test_leftovers_of_an_interrupted_save_are_removed(tmp_path):
     out = tmp_path / "left"
     cnsim.sweep(NO_CM, seeds=1, set=SHORT, out=out)

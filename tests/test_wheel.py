@@ -57,6 +57,8 @@ def test_the_wheel_carries_the_scenarios_the_benchmarks_and_the_licences(wheel):
     shipped |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "bench").glob("*.toml")}
     assert {f"cnsim/data/{rel}" for rel in shipped} <= names
     assert "cnsim/templates/report.html" in names  # the report's template, package data
+    inits = {p.relative_to(ROOT / "python").as_posix() for p in (ROOT / "python" / "cnsim").glob("templates/*/*.toml")}
+    assert len(inits) == 3 and inits <= names  # cnsim init's scenarios, package data too
     assert not any(n.startswith(("scenarios/", "bench/")) for n in names)  # nothing at the top of site-packages
     licences = {Path(n).name for n in names if ".dist-info/" in n}
     assert {"LICENSE-MIT", "LICENSE-APACHE"} <= licences
@@ -74,3 +76,5 @@ def test_an_installed_cnsim_reproduces_a_study_and_runs_the_benchmarks(installed
     assert "A no_cm" in res.stdout and "A bcn_pause" in res.stdout
     _run([cnsim, "scenarios", "copy", "baseline", "my"], tmp_path, env)
     assert (tmp_path / "my" / "no_cm.toml").is_file()
+    _run([cnsim, "init", "fat-tree", "my"], tmp_path, env)
+    _run([cnsim, "run", "my/fat-tree.toml", "--set", "duration=1ms", "--quiet"], tmp_path, env)

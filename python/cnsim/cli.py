@@ -11,6 +11,7 @@
     cnsim bench [NAME ...] [--quick] [--json OUT] [--peers [--peer-seeds N]]
     cnsim scenarios
     cnsim scenarios copy STUDY DEST
+    cnsim init KIND [PATH]
 
 Errors are reported as one line ``error: <message>`` on stderr. Exit status
 (see docs/output-and-safety.md):
@@ -37,6 +38,7 @@ import click
 
 from . import __version__
 from .api import MAX_EVENTS, MAX_WALL_S
+from .starter import KINDS
 
 EXIT_RUNTIME = 1
 EXIT_BAD_INPUT = 2
@@ -524,6 +526,26 @@ def scenarios_copy(study: str, dest: Path) -> None:
         raise CliError(str(exc)) from None
     for path in written:
         click.echo(str(path))
+
+
+@cli.command(epilog="\b\nKinds:\n" + "\n".join(f"  {kind:<12} {what}" for kind, what in KINDS.items()))
+@click.argument("kind", type=click.Choice(list(KINDS)), metavar="KIND")
+@click.argument("path", required=False, type=str)
+def init(kind: str, path: str | None) -> None:
+    """Write a commented scenario of KIND to PATH, to edit and run.
+
+    PATH defaults to KIND.toml in the current directory; a directory gets KIND.toml inside
+    it. An existing file is never replaced: cnsim init refuses and writes nothing (there is
+    no --force).
+    """
+    from .starter import InitRefused, write_template
+
+    try:
+        written = write_template(kind, path)
+    except InitRefused as exc:
+        raise CliError(str(exc)) from None
+    click.echo(f"{written}: a {kind} scenario; check it with 'cnsim validate {written}', "
+               f"run it with 'cnsim run {written} --plot'")
 
 
 def _dask_wait(seconds: float | None) -> dict[str, float]:

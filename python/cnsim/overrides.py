@@ -8,10 +8,11 @@ a TOML value, or as a plain string if it is not one.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Union
+
+import tomli_w
 
 SetLike = Union[Mapping[str, Any], Iterable[tuple[str, Any]], None]
 
@@ -68,50 +69,32 @@ def plain_value(value: Any) -> Any:
 
 
 def toml_literal(value: Any) -> str:
-    """*value* as a TOML literal: a string quoted, a dict an inline table."""
+    """*value* as a one-line TOML literal: a string quoted, a list an inline array, a dict an
+    inline table.
+
+    Scalars, strings and keys are written by tomli-w; this joins arrays and tables on one
+    line, which tomli-w, a writer of whole documents, does not (it breaks every array over
+    several lines and writes a dict as a ``[table]``; docs/decisions.md).
+    """
     value = plain_value(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value)
     if isinstance(value, os.PathLike):
-        return _toml_string(os.fspath(value))
+        value = os.fspath(value)
     if isinstance(value, Mapping):
         inner = ", ".join(f"{_toml_key(k)} = {toml_literal(v)}" for k, v in value.items())
         return "{" + inner + "}" if inner else "{}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_literal(v) for v in value) + "]"
-    raise TypeError(f"cannot use a {type(value).__name__} as an override value: {value!r}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = int(value)  # tomli-w writes str(value): an IntEnum's is its name
+    elif isinstance(value, float):
+        value = float(value)
+    if not isinstance(value, (bool, int, float, str)):
+        raise TypeError(f"cannot use a {type(value).__name__} as an override value: {value!r}")
+    # "v = <literal>\n"
+    return tomli_w.dumps({"v": value})[4:-1]
 
 
 def _toml_key(key: Any) -> str:
-    key = str(key)
-    if key and key.isascii() and all(c.isalnum() or c in "-_" for c in key):
-        return key
-    return _toml_string(key)
-
-
-_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-def _toml_string(text: str) -> str:
-    """A TOML basic string."""
-    out = []
-    for c in text:
-        if c in _TOML_ESCAPES:
-            out.append(_TOML_ESCAPES[c])
-        elif ord(c) < 0x20 or ord(c) == 0x7F:
-            out.append(f"\\u{ord(c):04X}")
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
-
-
+    """A key of an inline table, bare if it can be."""
+    # "<key> = 0\n"
+    return tomli_w.dumps({str(key): 0})[:-5]

@@ -45,21 +45,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# Figures are made outside pyplot, each with an Agg canvas of its own: importing this
+# module leaves matplotlib's backend alone (a notebook's inline plots keep working).
 import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.colors import ListedColormap  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-
-from .console import format_seconds  # noqa: E402
-from .outputs import KIND_FIGURES, Reservation, reserve  # noqa: E402
-from .results import FIGURES_DIR, Result  # noqa: E402
+from .console import format_seconds
+from .outputs import KIND_FIGURES, Reservation, reserve
+from .results import FIGURES_DIR, Result
 
 FORMATS = ("png", "svg")
 FALLBACK_QUEUES = 4
@@ -466,7 +464,7 @@ def _pfc_timeline_view(results, labels, title):
         for row, (queue, cls) in enumerate(pairs):
             sel = intervals[(intervals["queue"] == queue) & (intervals["class"] == cls)]
             spans = list(zip(sel["start_s"] * 1e3, (sel["end_s"] - sel["start_s"]) * 1e3))
-            ax.broken_barh(spans, (row - 0.4, 0.8), color=plt.cm.tab10(int(cls) % 10))
+            ax.broken_barh(spans, (row - 0.4, 0.8), color=matplotlib.colormaps["tab10"](int(cls) % 10))
         ax.set_yticks(range(len(pairs)), [f"{q} class {c}" for q, c in pairs], fontsize="small")
         ax.set_ylim(len(pairs) - 0.5 if pairs else 0.5, -0.5)
         ax.set_xlim(0, result.duration_s * 1e3)
@@ -595,7 +593,6 @@ def _empty(ax) -> None:
 def _save(fig, path: Path) -> Path:
     # "tight" also keeps anything a layout could not fit (it should be nothing).
     fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.1)
-    plt.close(fig)
     return path
 
 

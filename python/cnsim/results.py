@@ -205,6 +205,43 @@ class Result:
             f"{len(self.queues)} queues, {n_bins} bins of {self.bin_s * 1e6:g} us>"
         )
 
+    #: Rows of the flows table a notebook shows (:meth:`_repr_html_`).
+    HTML_FLOWS = 5
+
+    def _repr_html_(self) -> str:
+        """A short summary for Jupyter: name, seed, duration, totals and the first rows of the
+        flows table (``res.flows`` has them all)."""
+        from html import escape
+
+        from .console import format_seconds
+
+        def count(n: int, noun: str) -> str:
+            return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+        facts = [f"seed {self.seed}", f"{format_seconds(self.duration_s)} simulated",
+                 count(len(self.flows), "flow"), count(len(self.queues), "queue")]
+        partial = self.partial
+        if partial:
+            facts.append(f"<b>partial result</b> at {format_seconds(float(partial.get('at_s') or 0.0))}: "
+                         f"{escape(str(partial.get('reason', '')))}")
+        totals = self.totals
+        head = "".join(f"<th>{escape(str(k).replace('_', ' '))}</th>" for k in totals)
+        values = "".join(
+            f"<td>{v:,}</td>" if isinstance(v, int) and not isinstance(v, bool) else f"<td>{escape(str(v))}</td>"
+            for v in totals.values()
+        )
+        columns = [c for c in ("name", "src", "dst", "offered_gbps", "delivered_gbps", "dropped_frames")
+                   if c in self.flows.columns]
+        flows = self.flows[columns].head(self.HTML_FLOWS).to_html(index=False, border=0, float_format="{:.3f}".format)
+        shown = (f"first {self.HTML_FLOWS} of {len(self.flows):,} flows" if len(self.flows) > self.HTML_FLOWS
+                 else "flows")
+        return (
+            f"<div class='cnsim-result'><p><b>cnsim.Result</b> {escape(self.name)}: {', '.join(facts)}</p>"
+            f"<table><tr>{head}</tr><tr style='text-align:right'>{values}</tr></table>"
+            f"<p>{shown} (<code>.flows</code>; also <code>.queues</code>, <code>.flow_throughput</code>, "
+            f"<code>.link_throughput</code>, <code>.queue_occupancy</code>)</p>{flows}</div>"
+        )
+
     def equals(self, other: Result, *, ignore_timing: bool = True) -> bool:
         """True if both results have equal tables and summaries.
 

@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import filelock
 import pandas as pd
 
 from . import _core
@@ -353,21 +354,21 @@ def _is_sweep_dir(out: Path) -> bool:
 
 @contextlib.contextmanager
 def _locked(out: Path):
-    """Hold an exclusive lock on the sweep directory (released if the process dies)."""
+    """Hold an exclusive lock on the sweep directory, or refuse at once if another sweep holds it.
+
+    filelock's FileLock is an flock(2) lock on ``out/.lock`` on POSIX systems (the file stays
+    in place): the system releases it when the process dies, so a killed sweep never leaves
+    its directory locked.
+    """
+    lock = filelock.FileLock(out / LOCK_FILE, timeout=0)
     try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
-        yield
-        return
-    fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        lock.acquire()
+    except filelock.Timeout:
+        raise SweepError(f"{out}: another sweep is writing into this directory") from None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise SweepError(f"{out}: another sweep is writing into this directory") from None
         yield
     finally:
-        os.close(fd)
+        lock.release()
 
 
 def _remove_leftovers(out: Path) -> None:
