@@ -134,3 +134,16 @@ pub struct LinkSpec {
     pub rate: Rate,
     pub delay: Time,
 }
+
+/// The nodes linked to `node`, in link order (once per link).
+pub fn neighbours(links: &[LinkSpec], node: usize) -> impl Iterator<Item = usize> + '_ {
+    links.iter().filter_map(move |l| {
+        if l.a == node {
+            Some(l.b)
+        } else if l.b == node {
+            Some(l.a)
+        } else {
+            None
+        }
+    })
+}

@@ -250,14 +250,7 @@ impl Builder<'_> {
     ) -> Result<(), ScenarioError> {
         for (n, Entry { path: p, raw: sw }) in switches.iter().enumerate() {
             let Some(raw) = &sw.schedulers else { continue };
-            let neighbours: Vec<usize> = links
-                .iter()
-                .filter_map(|l| match (l.a == n, l.b == n) {
-                    (true, _) => Some(l.b),
-                    (_, true) => Some(l.a),
-                    _ => None,
-                })
-                .collect();
+            let neighbours: Vec<usize> = crate::net::topology::neighbours(links, n).collect();
             let mut named: Vec<usize> = Vec::new();
             let mut out = Vec::with_capacity(raw.len());
             for (k, r) in raw.iter().enumerate() {

@@ -594,25 +594,11 @@ impl Builder<'_> {
                     }
                     hosts.push(host);
                 }
-                let neighbour = links
-                    .iter()
-                    .find_map(|l| match (l.a == n, l.b == n) {
-                        (true, _) if nodes[l.b].name == *via => Some(l.b),
-                        (_, true) if nodes[l.a].name == *via => Some(l.a),
-                        _ => None,
-                    })
-                    .filter(|&v| !nodes[v].is_host());
+                let linked =
+                    || crate::net::topology::neighbours(links, n).filter(|&v| !nodes[v].is_host());
+                let neighbour = linked().find(|&v| nodes[v].name == *via);
                 let Some(via) = neighbour else {
-                    let linked: Vec<&str> = links
-                        .iter()
-                        .filter_map(|l| match (l.a == n, l.b == n) {
-                            (true, _) => Some(l.b),
-                            (_, true) => Some(l.a),
-                            _ => None,
-                        })
-                        .filter(|&v| !nodes[v].is_host())
-                        .map(|v| nodes[v].name.as_str())
-                        .collect();
+                    let linked: Vec<&str> = linked().map(|v| nodes[v].name.as_str()).collect();
                     return Err(self.err(
                         &rp.key("via"),
                         format!(

@@ -54,14 +54,7 @@ impl Scenario {
             v["pfc"]["classes"] = json!(classes);
         }
         if let Some(shared) = &s.shared {
-            let peers = self
-                .links
-                .iter()
-                .filter_map(|l| match (l.a == node, l.b == node) {
-                    (true, _) => Some(l.b),
-                    (_, true) => Some(l.a),
-                    _ => None,
-                });
+            let peers = crate::net::topology::neighbours(&self.links, node);
             v["shared"]["headroom"] = peers
                 .zip(&shared.headroom)
                 .map(|(peer, bytes)| json!({"peer": name(peer), "bytes": bytes.0}))
