@@ -65,7 +65,15 @@ def test_tables_have_the_documented_columns(no_cm):
     assert list(no_cm.flow_throughput.columns) == ["time_s", "flow", "offered_gbps", "delivered_gbps"]
     assert list(no_cm.link_throughput.columns) == ["time_s", "queue", "gbps"]
     assert list(no_cm.queue_occupancy.columns) == ["time_s", "queue", "mean_bytes", "max_bytes", "drops", "xoff"]
-    assert list(no_cm.rate_limiters.columns) == ["time_s", "flow", "rate_gbps", "target_gbps", "queue_mean_bytes", "queue_max_bytes"]
+    assert list(no_cm.rate_limiters.columns) == [
+        "time_s",
+        "flow",
+        "rate_gbps",
+        "target_gbps",
+        "queue_mean_bytes",
+        "queue_max_bytes",
+        "alpha",
+    ]
     assert no_cm.rate_limiters.empty  # no congestion-notification scheme
     n_bins = no_cm.summary["n_bins"]
     assert len(no_cm.flow_throughput) == len(no_cm.flows) * n_bins

@@ -207,7 +207,7 @@ def test_counters_join_their_rows_by_name_in_any_order():
 
 # --------------------------------------------------------------------------- the series schema
 
-#: A run with every series of flows and queues: QCN rate limiters and TCP flows.
+#: A run with every series of flows and queues: QCN rate limiters and DCTCP flows.
 QCN_TCP = NO_CM.parent.parent / "qcn_tcp" / "hotspot.toml"
 #: A run with the series of shared-buffer switches.
 SHARED = NO_CM.parent.parent / "pfc" / "incast_1000.toml"
@@ -217,7 +217,9 @@ BUFFER_SERIES = [name for name, kind, _ in _core.SERIES if kind == "buffers"]
 
 @pytest.fixture(scope="module")
 def raw_qcn_tcp() -> dict:
-    return _core.run(QCN_TCP.read_text(), str(QCN_TCP), [("qcn.enabled", "true"), ("duration", "10ms")])
+    return _core.run(
+        QCN_TCP.read_text(), str(QCN_TCP), [("qcn.enabled", "true"), ("tcp.ecn", "dctcp"), ("duration", "10ms")]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -251,6 +253,7 @@ def test_a_run_without_a_scheme_or_tcp_has_no_rows_of_their_series():
         "flow_cwnd_mean",
         "flow_retransmissions",
         "flow_timeouts",
+        "flow_alpha_mean",
         *BUFFER_SERIES,
     }
     result = cnsim.Result.from_core(raw)

@@ -21,7 +21,8 @@ def tcp_qcn() -> cnsim.Result:
 
 def test_tcp_flows_have_a_transport_series(tcp_qcn):
     t = tcp_qcn.transport
-    assert list(t.columns) == ["time_s", "flow", "cwnd_bytes", "retransmissions", "timeouts"]
+    assert list(t.columns) == ["time_s", "flow", "cwnd_bytes", "retransmissions", "timeouts", "alpha"]
+    assert t["alpha"].isna().all(), "NewReno keeps no alpha"
     assert sorted(t["flow"].unique()) == ["N1", "N2"]
     n_bins = tcp_qcn.summary["n_bins"]
     assert len(t) == 2 * n_bins

@@ -9,10 +9,11 @@ A result directory holds::
     link_throughput.parquet      time_s, queue, gbps
     queue_occupancy.parquet      time_s, queue, mean_bytes, max_bytes, drops, xoff
     rate_limiters.parquet        time_s, flow, rate_gbps, target_gbps, queue_mean_bytes,
-                                 queue_max_bytes (rows only with a congestion-notification
-                                 scheme; target_gbps is QCN's TR, else NaN)
-    transport.parquet            time_s, flow, cwnd_bytes, retransmissions, timeouts
-                                 (rows only for TCP flows)
+                                 queue_max_bytes, alpha (rows only with a congestion-
+                                 notification scheme; target_gbps is QCN's and DCQCN's TR,
+                                 alpha DCQCN's, else NaN)
+    transport.parquet            time_s, flow, cwnd_bytes, retransmissions, timeouts, alpha
+                                 (rows only for TCP flows; alpha is DCTCP's, else NaN)
     classes.parquet              queue, class and per-class counters (with [priorities] or PFC)
     pfc_events.parquet           time_s, queue, node, class, quanta, direction (with PFC)
     buffer_occupancy.parquet     time_s, switch, shared_mean_bytes, shared_max_bytes,
@@ -88,12 +89,15 @@ class Result:
         xoff (XOFF PAUSE frames this port sent upstream).
     rate_limiters : DataFrame
         time_s, flow, rate_gbps (time-averaged rate of the flow's rate limiter;
-        the line rate while none is installed), target_gbps (QCN's target
-        rate TR; NaN for other schemes), queue_mean_bytes and queue_max_bytes
-        (the limiter's queue). Empty without a congestion-notification scheme.
+        the line rate while none is installed), target_gbps (QCN's and
+        DCQCN's target rate TR; NaN for other schemes), queue_mean_bytes and
+        queue_max_bytes (the limiter's queue), alpha (DCQCN's α,
+        time-averaged, 0 before the flow's first CNP; NaN for other
+        schemes). Empty without a congestion-notification scheme.
     transport : DataFrame
         time_s, flow, cwnd_bytes (time-averaged congestion window),
-        retransmissions (segments) and timeouts, for TCP flows only.
+        retransmissions (segments), timeouts and alpha (DCTCP's α,
+        time-averaged; NaN otherwise), for TCP flows only.
     classes : DataFrame
         One row per (output queue, traffic class) when the scenario has
         ``[priorities]`` or PFC: queue, class, tx_bytes, drops_frames,
@@ -324,6 +328,7 @@ class Result:
                 rl_target = series("flow_rl_target_mean")
             else:
                 rl_target = np.full((n_flows, n_bins), np.nan)
+            alpha = series("flow_alpha_mean") if _has_rows(raw, "flow_alpha_mean") else np.full((n_flows, n_bins), np.nan)
             rate_limiters = pd.DataFrame(
                 {
                     "time_s": np.tile(times, n_flows),
@@ -332,11 +337,13 @@ class Result:
                     "target_gbps": rl_target.ravel() / 1e9,
                     "queue_mean_bytes": series("flow_rl_occ_mean").ravel(),
                     "queue_max_bytes": series("flow_rl_occ_max").ravel().astype(np.int64),
+                    "alpha": alpha.ravel(),
                 }
             )
         transport = _empty_transport()
         if _has_rows(raw, "flow_cwnd_mean"):
             tcp_rows = np.flatnonzero(flows.get("transport", pd.Series("udp", index=flows.index)).to_numpy() == "tcp")
+            alpha = series("flow_alpha_mean") if _has_rows(raw, "flow_alpha_mean") else np.full((n_flows, n_bins), np.nan)
             transport = pd.DataFrame(
                 {
                     "time_s": np.tile(times, len(tcp_rows)),
@@ -344,6 +351,7 @@ class Result:
                     "cwnd_bytes": series("flow_cwnd_mean")[tcp_rows].ravel(),
                     "retransmissions": series("flow_retransmissions")[tcp_rows].ravel().astype(np.int64),
                     "timeouts": series("flow_timeouts")[tcp_rows].ravel().astype(np.int64),
+                    "alpha": alpha[tcp_rows].ravel(),
                 }
             )
         classes = _empty_classes()
@@ -500,7 +508,11 @@ def _empty_per_flow(**columns: type) -> pd.DataFrame:
 
 def _empty_rate_limiters() -> pd.DataFrame:
     return _empty_per_flow(
-        rate_gbps=np.float64, target_gbps=np.float64, queue_mean_bytes=np.float64, queue_max_bytes=np.int64
+        rate_gbps=np.float64,
+        target_gbps=np.float64,
+        queue_mean_bytes=np.float64,
+        queue_max_bytes=np.int64,
+        alpha=np.float64,
     )
 
 
@@ -548,7 +560,7 @@ def _empty_buffer_occupancy() -> pd.DataFrame:
 
 
 def _empty_transport() -> pd.DataFrame:
-    return _empty_per_flow(cwnd_bytes=np.float64, retransmissions=np.int64, timeouts=np.int64)
+    return _empty_per_flow(cwnd_bytes=np.float64, retransmissions=np.int64, timeouts=np.int64, alpha=np.float64)
 
 
 def _meta_frame(meta: Mapping[str, Sequence[str]], columns: Sequence[str]) -> pd.DataFrame:

@@ -150,6 +150,9 @@ pub struct Series {
     /// Per flow and bin: the QCN reaction point's target rate TR, bit/s
     /// (empty without QCN).
     pub flow_rl_target_mean: Vec<f64>,
+    /// Per flow: DCQCN's or DCTCP's α, time-averaged (rows only with
+    /// DCQCN or DCTCP).
+    pub flow_alpha_mean: Vec<f64>,
     /// Per flow and bin, TCP flows' rows meaningful (empty without TCP):
     /// congestion window (bytes, time-weighted mean), retransmitted
     /// segments, retransmission timeouts.

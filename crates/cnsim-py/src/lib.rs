@@ -263,6 +263,7 @@ series! {
     flow_rl_occ_mean: Flows, f64;
     flow_rl_occ_max: Flows, u64;
     flow_rl_target_mean: Flows, f64;
+    flow_alpha_mean: Flows, f64;
     flow_cwnd_mean: Flows, f64;
     flow_retransmissions: Flows, u64;
     flow_timeouts: Flows, u64;

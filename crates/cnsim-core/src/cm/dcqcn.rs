@@ -366,6 +366,7 @@ impl Dcqcn {
                 }
                 Reaction {
                     timers: [Some(self.alpha_timer(f, rp.now)), None],
+                    alpha: Some(self.rps[f].alpha),
                     ..Reaction::default()
                 }
             }
@@ -407,6 +408,7 @@ impl Dcqcn {
         q.at_line_rate(&self.params.rp, rp.line);
         rp.limiter.rate = q.cr;
         r.target = Some(q.tr);
+        r.alpha = Some(self.rps[rp.row as usize].alpha);
         r
     }
 

@@ -89,6 +89,8 @@ pub struct Reaction {
     pub rate_changed: bool,
     /// The reaction point's target rate changed to this (QCN's TR, bit/s).
     pub target: Option<f64>,
+    /// DCQCN's α changed to this.
+    pub alpha: Option<f64>,
     /// The limiter has a probe to send: make sure it has a release event.
     pub wake: bool,
     /// Timers to arm.

@@ -147,6 +147,14 @@ impl Scenario {
         self.bcn.is_some() || self.qcn.is_some() || self.dcqcn.is_some()
     }
 
+    /// Some flow keeps an α: DCQCN's reaction points or DCTCP senders.
+    pub fn has_alpha(&self) -> bool {
+        self.dcqcn.is_some()
+            || self
+                .tcp
+                .is_some_and(|t| matches!(t.ecn, crate::transport::tcp::TcpEcn::Dctcp { .. }))
+    }
+
     /// The scheme's reaction points keep a target rate (QCN's TR).
     pub fn has_target_rate(&self) -> bool {
         self.qcn.is_some() || self.dcqcn.is_some()

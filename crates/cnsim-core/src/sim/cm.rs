@@ -6,6 +6,9 @@ use super::{event::Event, Role, Simulator};
 use crate::cm::{Arrival, CmTimer, Message, Notice, Reaction, Rp, Scheme, Sign};
 use crate::net::frame::Frame;
 
+/// α's series holds α × 2^32 as an integer level.
+pub(super) const ALPHA_UNIT: f64 = 4_294_967_296.0;
+
 impl Simulator {
     /// A data frame received on input `inp` arrived at output `out` of
     /// switch `node`, which held `queue` bytes before it (admitted, or for
@@ -142,6 +145,12 @@ impl Simulator {
         hook(&mut self.scheme, rp)
     }
 
+    /// Record flow `f`'s α (in [0, 1]) in its series, in units of 2^-32.
+    pub(super) fn set_alpha(&mut self, f: usize, alpha: f64) {
+        self.flow_alpha
+            .set(f, self.now, (alpha * ALPHA_UNIT) as u64);
+    }
+
     /// Do what a hook asked for, in a fixed order: series and counters,
     /// the limiter's release event, timers, then removal of a limiter back
     /// at its line rate.
@@ -153,6 +162,9 @@ impl Simulator {
         }
         if let Some(target) = r.target {
             self.rl_target.set(f, now, target as u64);
+        }
+        if let Some(alpha) = r.alpha {
+            self.set_alpha(f, alpha);
         }
         if r.installed {
             self.flows[f].rl_installs += 1;

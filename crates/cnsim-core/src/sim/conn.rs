@@ -66,6 +66,12 @@ impl Simulator {
             if let (true, Some(cwnd)) = (self.flow_conn[f], self.conn_tx[f].cwnd()) {
                 self.tcp_cwnd.set(f, Time::ZERO, cwnd);
             }
+            if let (true, Some(alpha)) = (
+                self.flow_conn[f],
+                self.conn_tx[f].dctcp_alpha(&self.conn_params[f]),
+            ) {
+                self.set_alpha(f, alpha);
+            }
         }
     }
 
@@ -261,6 +267,9 @@ impl Simulator {
         tx.on_ack(&p, self.now, ack, flags);
         if let Some(cwnd) = tx.cwnd() {
             self.tcp_cwnd.set(f, self.now, cwnd);
+        }
+        if let Some(alpha) = self.conn_tx[f].dctcp_alpha(&p) {
+            self.set_alpha(f, alpha);
         }
         self.conn_send(frame.flow);
     }

@@ -52,6 +52,12 @@ impl Simulator {
         let rl_rate_mean = self.rl_rate.finish(end);
         let rl_occ_mean = self.rl_occ.finish(end);
         let rl_target_mean = self.rl_target.finish(end);
+        let alpha_mean = self
+            .flow_alpha
+            .finish(end)
+            .into_iter()
+            .map(|a| a / super::cm::ALPHA_UNIT)
+            .collect();
         let tcp_cwnd_mean = self.tcp_cwnd.finish(end);
         let series = Series {
             bin: sc.bin,
@@ -67,6 +73,7 @@ impl Simulator {
             flow_rl_occ_mean: rl_occ_mean,
             flow_rl_occ_max: std::mem::take(&mut self.rl_occ.max),
             flow_rl_target_mean: rl_target_mean,
+            flow_alpha_mean: alpha_mean,
             flow_cwnd_mean: tcp_cwnd_mean,
             flow_retransmissions: std::mem::take(&mut self.conn_retx.data),
             flow_timeouts: std::mem::take(&mut self.conn_timeouts.data),

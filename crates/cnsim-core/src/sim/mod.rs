@@ -206,6 +206,9 @@ pub struct Simulator {
     flow_dst_host: Vec<u32>,
     /// Per flow: the reaction point's target rate TR (QCN only).
     rl_target: BinnedLevel,
+    /// Per flow: DCQCN's or DCTCP's α, in units of 2^-32 (empty without
+    /// either).
+    flow_alpha: BinnedLevel,
     /// Per flow, with TCP or RoCE flows (empty without): whether the flow
     /// has a connection, its parameters (payload per segment from the
     /// source's frame), sender, receiver, and pending timer events.

@@ -334,6 +334,7 @@ impl Simulator {
                 .as_ref()
                 .map(|s| StabilityWatch::new(s.queue as u32, s.threshold, s.onset)),
             flow_dst_host,
+            flow_alpha: BinnedLevel::new(if sc.has_alpha() { n_flows } else { 0 }, n_bins, sc.bin),
             rl_target: BinnedLevel::new(
                 if sc.has_target_rate() { n_flows } else { 0 },
                 n_bins,

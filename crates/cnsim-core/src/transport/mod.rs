@@ -198,6 +198,18 @@ impl Sender {
         }
     }
 
+    /// DCTCP's α (other transports and TCP modes have none).
+    pub fn dctcp_alpha(&self, p: &ConnParams) -> Option<f64> {
+        match (self, p) {
+            (Sender::Tcp(s), ConnParams::Tcp(tp))
+                if matches!(tp.ecn, tcp::TcpEcn::Dctcp { .. }) =>
+            {
+                Some(s.alpha())
+            }
+            _ => None,
+        }
+    }
+
     /// TCP's congestion window (RoCE has none).
     pub fn cwnd(&self) -> Option<u64> {
         match self {
