@@ -21,6 +21,8 @@ const FLOW_SERIES: u64 = 16;
 const LIMITER_SERIES: u64 = 32;
 const QCN_SERIES: u64 = 16;
 const TCP_SERIES: u64 = 32;
+/// DCQCN's or DCTCP's α (a level).
+const ALPHA_SERIES: u64 = 16;
 const PORT_SERIES: u64 = 40;
 /// Engine phase: state per flow (counters, limiter, TCP connection, names)
 /// and per port.
@@ -41,11 +43,13 @@ const ROUTE_ENTRY: u64 = 4;
 /// by 10 to 35% (the limiter's most: a small all-to-all with QCN needed it),
 /// and the working memory of building and writing the first
 /// tables (14 to 17 MiB on the study scenarios) as a fixed 24 MiB
-/// (`bench/memory.py`, docs/performance.md).
+/// (`bench/memory.py`, docs/performance.md). The rate-limiter and transport
+/// tables' `alpha` column (an f64, and the matrix it is taken from) adds
+/// 16 to each.
 const RESULT_FIXED: u64 = 24 << 20;
 const RESULT_FLOW_BIN: u64 = 100;
-const RESULT_LIMITER_BIN: u64 = 125;
-const RESULT_TCP_BIN: u64 = 80;
+const RESULT_LIMITER_BIN: u64 = 141;
+const RESULT_TCP_BIN: u64 = 96;
 const RESULT_PORT_BIN: u64 = 175;
 const RESULT_PER_FLOW: u64 = 3300;
 const RESULT_PER_PORT: u64 = 3300;
@@ -70,6 +74,9 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
     if limiters {
         series_per_flow_bin += LIMITER_SERIES;
         result_per_flow_bin += RESULT_LIMITER_BIN;
+    }
+    if sc.has_alpha() {
+        series_per_flow_bin += ALPHA_SERIES;
     }
     if sc.has_target_rate() {
         series_per_flow_bin += QCN_SERIES;
