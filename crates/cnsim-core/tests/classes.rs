@@ -88,10 +88,8 @@ fn pause_is_pfc_on_one_class_counter_for_counter() {
     assert_eq!(pause.summary.totals.volume.dropped_frames, 0);
 }
 
-/// H1 in class 3 and H2 in class 0 at line rate into H3, strict priority
-/// on every port but those `switch` gives their own scheduler.
-fn strict_except(switch: &str) -> RunResult {
-    let sources = r#"
+/// H1 in class 3 and H2 in class 0, both at line rate into H3.
+const CLASS_3_AND_0: &str = r#"
 [[sources]]
 host = "H1"
 to = "H3"
@@ -102,11 +100,15 @@ host = "H2"
 to = "H3"
 load = 1.0
 "#;
+
+/// H1 in class 3 and H2 in class 0 at line rate into H3, strict priority
+/// on every port but those `switch` gives their own scheduler.
+fn strict_except(switch: &str) -> RunResult {
     run(
         &load_str(&two_to_one_with(
             "[priorities]\nclasses = 4\n",
             switch,
-            sources,
+            CLASS_3_AND_0,
         )),
         None,
     )
@@ -175,22 +177,11 @@ classes = 4
 scheduler = "dwrr"
 weights = [1, 1, 1, 1]
 "#;
-    let sources = r#"
-[[sources]]
-host = "H1"
-to = "H3"
-load = 1.0
-priority = 3
-[[sources]]
-host = "H2"
-to = "H3"
-load = 1.0
-"#;
     run(
         &load_str(&two_to_one_with(
             priorities,
             r#"pfc = { classes = [3], xoff = "100KB", xon = "80KB" }"#,
-            sources,
+            CLASS_3_AND_0,
         )),
         None,
     )
