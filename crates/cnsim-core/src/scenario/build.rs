@@ -359,54 +359,36 @@ impl<'a> Builder<'a> {
             self.check_floor_rate(params.rp.min_rate.0, &root.key("dcqcn"), &scenario)?;
             scenario.dcqcn = d.enabled.unwrap_or(true).then_some(params);
         }
-        let tcp_sources: Vec<usize> = (0..scenario.sources.len())
-            .filter(|&i| scenario.sources[i].transport == Transport::Tcp)
-            .collect();
-        if raw.tcp.is_some() || !tcp_sources.is_empty() {
+        if raw.tcp.is_some()
+            || scenario
+                .sources
+                .iter()
+                .any(|s| s.transport == Transport::Tcp)
+        {
             let t = self.tcp(raw.tcp.as_ref().unwrap_or(&RawTcp::default()))?;
-            for &i in &tcp_sources {
-                let s = &scenario.sources[i];
-                if s.ecn {
-                    return Err(self.err(
-                        &entries.sources[i].path.key("ecn"),
-                        "a TCP source's segments are ECN-capable by [tcp] ecn (\"classic\" or \"dctcp\"), not by the source",
-                    ));
-                }
-                if s.frame <= t.header {
-                    return Err(self.err(
-                        &entries.sources[i].path,
-                        format!(
-                            "a TCP source needs frames larger than the {} B header, found {} B",
-                            t.header, s.frame
-                        ),
-                    ));
-                }
-            }
+            self.check_connection_sources(
+                &scenario,
+                &entries.sources,
+                Transport::Tcp,
+                t.header,
+                "a TCP source's segments are ECN-capable by [tcp] ecn (\"classic\" or \"dctcp\"), not by the source",
+            )?;
             scenario.tcp = Some(t);
         }
-        let roce_sources: Vec<usize> = (0..scenario.sources.len())
-            .filter(|&i| scenario.sources[i].transport == Transport::Roce)
-            .collect();
-        if raw.roce.is_some() || !roce_sources.is_empty() {
+        if raw.roce.is_some()
+            || scenario
+                .sources
+                .iter()
+                .any(|s| s.transport == Transport::Roce)
+        {
             let r = self.roce(raw.roce.as_ref().unwrap_or(&RawRoce::default()))?;
-            for &i in &roce_sources {
-                let s = &scenario.sources[i];
-                if s.ecn {
-                    return Err(self.err(
-                        &entries.sources[i].path.key("ecn"),
-                        "a RoCE source's segments are always ECN-capable: leave 'ecn' out",
-                    ));
-                }
-                if s.frame <= r.header {
-                    return Err(self.err(
-                        &entries.sources[i].path,
-                        format!(
-                            "a RoCE source needs frames larger than the {} B header, found {} B",
-                            r.header, s.frame
-                        ),
-                    ));
-                }
-            }
+            self.check_connection_sources(
+                &scenario,
+                &entries.sources,
+                Transport::Roce,
+                r.header,
+                "a RoCE source's segments are always ECN-capable: leave 'ecn' out",
+            )?;
             scenario.roce = Some(r);
         }
         scenario.watchdog =
@@ -426,6 +408,42 @@ impl<'a> Builder<'a> {
 
     /// `[priorities]`, and every class a source or a switch's PFC names
     /// exists.
+    /// The sources of a connection `transport`: their segments' ECN is the
+    /// transport's (`ecn_message` if a source sets it), and their frames
+    /// must hold more than its `header`.
+    fn check_connection_sources(
+        &self,
+        scenario: &Scenario,
+        raw: &[Entry<RawSource>],
+        transport: Transport,
+        header: u32,
+        ecn_message: &str,
+    ) -> Result<(), ScenarioError> {
+        let name = match transport {
+            Transport::Tcp => "TCP",
+            Transport::Roce => "RoCE",
+            Transport::Udp => unreachable!("UDP has no connection"),
+        };
+        for (s, e) in scenario.sources.iter().zip(raw) {
+            if s.transport != transport {
+                continue;
+            }
+            if s.ecn {
+                return Err(self.err(&e.path.key("ecn"), ecn_message));
+            }
+            if s.frame <= header {
+                return Err(self.err(
+                    &e.path,
+                    format!(
+                        "a {name} source needs frames larger than the {header} B header, found {} B",
+                        s.frame
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn classes(
         &self,
         raw: Option<&RawPriorities>,

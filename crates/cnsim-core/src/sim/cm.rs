@@ -87,6 +87,15 @@ impl Simulator {
         }
     }
 
+    /// A data frame reached its destination host `node` at `at`: the
+    /// scheme may answer it toward the flow's source (DCQCN's CNP).
+    #[inline]
+    pub(super) fn scheme_delivered(&mut self, node: usize, frame: &Frame, at: crate::units::Time) {
+        if let Some(m) = self.scheme.delivered(frame, at) {
+            self.reply_to_source(node, frame.flow, m);
+        }
+    }
+
     /// Host `node`, a destination of `flow`, sends the scheme's message `m`
     /// to the flow's source through its egress buffer.
     pub(super) fn reply_to_source(&mut self, node: usize, flow: u32, m: Message) {

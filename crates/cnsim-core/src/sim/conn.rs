@@ -192,9 +192,7 @@ impl Simulator {
         }
         // RoCE's congestion control (DCQCN) answers marks at the receiver.
         if matches!(p, ConnParams::Roce(_)) {
-            if let Some(m) = self.scheme.delivered(&frame, now) {
-                self.reply_to_source(node, frame.flow, m);
-            }
+            self.scheme_delivered(node, &frame, now);
         }
         if got.delivered > 0 {
             self.flows[f].deliver(now, frame.created, got.delivered);

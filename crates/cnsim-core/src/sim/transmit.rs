@@ -163,9 +163,7 @@ impl Simulator {
         }
         self.check_delivery(node, frame.flow, frame.udp_seq());
         self.flow_rx.add(f, at, frame.size as u64);
-        if let Some(m) = self.scheme.delivered(&frame, at) {
-            self.reply_to_source(node, frame.flow, m);
-        }
+        self.scheme_delivered(node, &frame, at);
     }
 
     /// `frame` takes effect at its flow's source at `at`.
