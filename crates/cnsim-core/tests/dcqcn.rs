@@ -215,3 +215,86 @@ fn the_mellanox_variant_converges_too() {
         "{e}"
     );
 }
+
+/// The error `file` gives with `overrides`.
+fn refused(file: &str, overrides: &[(&str, &str)]) -> String {
+    let ov: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    match cnsim_core::scenario::load_file(&repo_file(file), &ov) {
+        Ok(_) => panic!("{overrides:?} was accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_transport_and_dcqcn_settings_are_refused_where_they_are_given() {
+    const TCP: &str = "scenarios/dctcp/long_flows.toml";
+    const ROCE: &str = "scenarios/dcqcn/incast_roce.toml";
+    for (file, overrides, message) in [
+        (
+            TCP,
+            &[("defaults.source.ecn", "true")][..],
+            "sources[0].ecn: a TCP source's segments are ECN-capable by [tcp] ecn",
+        ),
+        (
+            TCP,
+            &[("tcp.ecn", "classic"), ("tcp.dctcp_g", "0.5")],
+            "tcp.dctcp_g: 'dctcp_g' applies only with ecn = \"dctcp\"",
+        ),
+        (
+            TCP,
+            &[("tcp.dctcp_g", "0")],
+            "tcp.dctcp_g: expected a gain in (0, 1], found 0",
+        ),
+        (
+            TCP,
+            &[("tcp.dctcp_alpha", "2")],
+            "tcp.dctcp_alpha: expected a fraction in [0, 1], found 2",
+        ),
+        (
+            ROCE,
+            &[("defaults.source.ecn", "true")],
+            "sources[0].ecn: a RoCE source's segments are always ECN-capable",
+        ),
+        (
+            ROCE,
+            &[("sources[F{i}].frame", "1000B"), ("roce.header", "1024B")],
+            "sources[0]: a RoCE source needs frames larger than the 1024 B header, found 1000 B",
+        ),
+        (
+            ROCE,
+            &[("roce.window", "0B")],
+            "roce.window: expected a window above zero, found 0 B",
+        ),
+        (
+            ROCE,
+            &[("roce.ack_every", "0")],
+            "roce.ack_every: expected at least one segment, found 0",
+        ),
+        (
+            ROCE,
+            &[("roce.nak_interval", "0us")],
+            "roce.nak_interval: expected a time above zero, found 0",
+        ),
+        (
+            ROCE,
+            &[("qcn.enabled", "false")],
+            "dcqcn: give one congestion-notification scheme: [bcn], [qcn] or [dcqcn]",
+        ),
+        (
+            ROCE,
+            &[("dcqcn.g", "0")],
+            "dcqcn.g: expected a number in (0, 1], found 0",
+        ),
+        (
+            ROCE,
+            &[("dcqcn.variant", "fast")],
+            "dcqcn.variant: expected \"paper\" or \"mellanox\", found \"fast\"",
+        ),
+    ] {
+        let e = refused(file, overrides);
+        assert!(e.contains(message), "{overrides:?}: {e}");
+    }
+}
