@@ -103,6 +103,8 @@ def scheme_runs() -> dict[str, cnsim.Result]:
         "qcn": cnsim.run(SCENARIOS / "qcn_tcp" / "hotspot.toml", set={"qcn.enabled": True, "duration": "20ms"}),
         "pfc": cnsim.run(SCENARIOS / "pfc" / "lossless_and_lossy.toml", duration="2ms"),
         "shared": cnsim.run(SCENARIOS / "pfc" / "incast_1000.toml", duration="1ms", set={"params.senders": 20}),
+        "workloads": cnsim.run(SCENARIOS / "workloads" / "websearch_incast.toml",
+                               set={"workloads[0].stop": "500us", "workloads[1].stop": "500us"}),
     }
 
 
@@ -113,6 +115,7 @@ def test_every_view_draws_for_a_run_that_has_its_data(scheme_runs, result):
         "qcn": {"rate_limiters", "drops_over_time"},
         "pfc": {"pause", "pfc_timeline", "drops_over_time"},
         "shared": {"buffer_use"},
+        "workloads": {"fct_slowdown", "fct_cdf", "buffer_use"},
     }
     drawn = set()
     for name, run in scheme_runs.items():

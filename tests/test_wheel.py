@@ -55,6 +55,8 @@ def test_the_wheel_carries_the_scenarios_the_benchmarks_and_the_licences(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "scenarios").glob("*/*.toml")}
     shipped |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "bench").glob("*.toml")}
+    shipped |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "workloads").glob("*.csv")}
+    assert len(shipped) > 2 and "workloads/websearch.csv" in shipped
     assert {f"cnsim/data/{rel}" for rel in shipped} <= names
     assert "cnsim/templates/report.html" in names  # the report's template, package data
     inits = {p.relative_to(ROOT / "python").as_posix() for p in (ROOT / "python" / "cnsim").glob("templates/*/*.toml")}

@@ -224,8 +224,22 @@ def validate(file: str, sets: tuple[str, ...], as_json: bool) -> None:
 
     duration = format_seconds(float(resolved.get("duration_s", 0.0)))
     click.echo(f"{file}: ok — {n_nodes} nodes, {n_links} links, {n_flows} flows, duration {duration}")
-    for line in _switch_notes(resolved):
+    for line in _workload_notes(resolved) + _switch_notes(resolved):
         click.echo(f"  {line}")
+
+
+def _workload_notes(resolved: dict) -> list[str]:
+    """Each workload and the flows the scenario's seed draws for it."""
+    from .console import format_seconds
+
+    notes = []
+    for w in resolved.get("workloads") or ():
+        span = (f", starting {format_seconds(w['first_start_s'])} to {format_seconds(w['last_start_s'])}"
+                if w["flows"] else "")
+        load = f" at load {w['load']:g}" if "load" in w else ""
+        notes.append(f"workload {w['name']} ({w['kind']}{load}, {w['transport']}): {w['flows']:,} flows, "
+                     f"{w['bytes']:,} B with seed {resolved.get('seed', 1)}{span}")
+    return notes
 
 
 def _switch_notes(resolved: dict) -> list[str]:

@@ -17,11 +17,19 @@ from .results import Result
 def print_run_report(result: Result, out: Path, figures: Sequence[Path] = (), console: Console | None = None) -> None:
     console = console or Console(soft_wrap=True)
     s = result.summary
+    ended = s.get("flows_finished_s")
+    simulated = (f"{format_seconds(ended)} simulated (every workload flow had finished; limit "
+                 f"{format_seconds(result.duration_s)})" if ended is not None
+                 else f"{format_seconds(result.duration_s)} simulated")
     console.print(
-        f"[bold]{escape(result.name)}[/bold]  seed {result.seed}  ·  {format_seconds(result.duration_s)} simulated  ·  "
+        f"[bold]{escape(result.name)}[/bold]  seed {result.seed}  ·  {simulated}  ·  "
         f"bins of {format_seconds(result.bin_s)}"
     )
-    console.print(flow_table(result))
+    if _source_flows(result).shape[0] or not s.get("workloads"):
+        console.print(flow_table(result))
+    fct = fct_table(result)
+    if fct is not None:
+        console.print(fct)
     queues = queue_table(result)
     if queues is not None:
         console.print(queues)
@@ -42,6 +50,10 @@ def warnings_of(summary: dict[str, Any]) -> list[str]:
     """What a person must not miss in a run: it stopped early, or PAUSE got stuck."""
     out = []
     partial = summary.get("partial")
+    fct = summary.get("fct") or {}
+    if fct.get("unfinished"):
+        out.append(f"{fct['unfinished']:,} of {fct['flows']:,} workload flows had not finished when the run ended "
+                   f"(flows table: finish_s is NaN)")
     if partial:
         out.append(f"PARTIAL RESULT: {partial['reason']} at {format_seconds(partial['at_s'])} of simulated time")
     watchdog = summary.get("watchdog") or {}
@@ -74,9 +86,39 @@ def print_warnings(result: Result, console: Console | None = None) -> None:
 MAX_ROWS = 12
 
 
+def _source_flows(result: Result) -> pd.DataFrame:
+    """The sources' flows (workload flows are summarised by :func:`fct_table`)."""
+    flows = result.flows
+    return flows[flows["workload"].isna()] if "workload" in flows else flows
+
+
+def fct_table(result: Result) -> Table | None:
+    """Per workload: flows, finished, and FCT slowdown (median, 95th and 99th
+    percentile) overall and of short and long flows; None without workloads."""
+    fct = result.summary.get("fct")
+    if not fct:
+        return None
+    table = Table(title="Workload flows: completion time over the ideal (slowdown)", title_justify="left",
+                  show_edge=False, pad_edge=False)
+    for column in ("flows", "count", "finished", "median", "95th pct", "99th pct", "mean FCT"):
+        table.add_column(column, justify="left" if column == "flows" else "right")
+    short_kb, long_mb = fct["short_below_bytes"] / 1e3, fct["long_from_bytes"] / 1e6
+    for key, label in (("overall", "all"), ("short", f"short (< {short_kb:g} KB)"),
+                       ("long", f"long (≥ {long_mb:g} MB)")):
+        g = fct[key]
+        num = (lambda v: "–" if v is None else f"{v:.2f}")
+        table.add_row(label, _int(g["flows"]), _int(g["finished"]), num(g["slowdown_median"]),
+                      num(g["slowdown_p95"]), num(g["slowdown_p99"]),
+                      "–" if g["fct_mean_s"] is None else format_seconds(g["fct_mean_s"]))
+    if fct["unfinished"]:
+        table.caption = f"{fct['unfinished']:,} flows had not finished when the run ended"
+        table.caption_justify = "left"
+    return table
+
+
 def flow_table(result: Result) -> Table:
     """One row per flow; beyond MAX_ROWS flows, those that dropped most, then delivered most."""
-    flows, more = _first_rows(result.flows, ("dropped_frames", "delivered_bytes"))
+    flows, more = _first_rows(_source_flows(result), ("dropped_frames", "delivered_bytes"))
     table = Table(title=_title("Flows", len(flows), more, "most drops, then bytes delivered"), title_justify="left",
                   show_edge=False, pad_edge=False)
     table.add_column("flow")

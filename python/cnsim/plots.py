@@ -22,6 +22,11 @@ something for it):
   by PFC, one row per pair, the most-paused pairs;
 * ``buffer_use`` (runs with shared-buffer switches): shared pool and
   headroom in use vs time per switch, the fullest.
+* ``fct_slowdown`` (runs with workloads): FCT slowdown against the
+  flow-size percentile bin (``fct_bins``), median and 99th percentile, one
+  colour per run, sizes marked on a second axis (the HPCC paper's figure);
+* ``fct_cdf`` (runs with workloads): CDFs of the workload flows' FCT, one
+  per run.
 
 If a list of the plot section is missing or empty: all flows, and the 4
 queues with the highest maximum occupancy. No panel shows more than
@@ -193,9 +198,11 @@ def _items(results: Sequence[Result], kind: str) -> list[str]:
         if names:
             return names
     if kind == "flows":
+        # The rows of the throughput series: the sources' flows, and one
+        # per workload (its flows' bytes together).
         names = []
         for result in results:
-            names += [n for n in result.flows["name"] if n not in names]
+            names += [n for n in result.flow_throughput["flow"].unique() if n not in names]
         return names
     return _busiest_queues(results)
 
@@ -513,6 +520,68 @@ def _buffer_view(results, labels, title):
     return fig
 
 
+def _fct_slowdown_view(results, labels, title):
+    fig = _figure((WIDTH_IN, 4.2))
+    ax = fig.subplots()
+    n = len(results)
+    for i, (result, label) in enumerate(zip(results, labels)):
+        b = result.fct_bins
+        if b.empty:
+            continue
+        x = (b["percentile_low"] + b["percentile_high"]) / 2
+        style = _style(i, n)
+        ax.plot(x, b["slowdown_median"], marker="o", markersize=3, label=f"{label}: median", **style)
+        ax.plot(x, b["slowdown_p99"], marker="^", markersize=3, label=f"{label}: 99th pct",
+                **{**style, "linestyle": "--"})
+    ax.set_yscale("log")
+    ax.set_xlabel("flow size percentile (%)")
+    ax.set_ylabel("FCT slowdown (FCT / ideal)")
+    ax.grid(True, which="both", alpha=0.3)
+    # The sizes at the bins' upper edges, from the first run with flows.
+    first = next((r.fct_bins for r in results if not r.fct_bins.empty), None)
+    if first is not None:
+        top = ax.secondary_xaxis("top")
+        ticks = first["percentile_high"].to_numpy()[::4]
+        top.set_xticks(ticks)
+        sizes = first["size_max_bytes"].to_numpy()[::4]
+        top.set_xticklabels([_bytes_label(s) for s in sizes], fontsize="small")
+        top.set_xlabel("flow size (bin's largest)")
+    if not ax.lines:
+        _empty(ax)
+    _legend(ax)
+    _title(fig, title)
+    return fig
+
+
+def _bytes_label(b: float) -> str:
+    for unit, scale in (("MB", 1e6), ("KB", 1e3)):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def _fct_cdf_view(results, labels, title):
+    fig = _figure((WIDTH_IN, 3.8))
+    ax = fig.subplots()
+    n = len(results)
+    for i, (result, label) in enumerate(zip(results, labels)):
+        fct = np.sort(result.flows["fct_s"].dropna().to_numpy()) if "fct_s" in result.flows else np.array([])
+        if len(fct) == 0:
+            continue
+        ax.plot(fct * 1e3, np.arange(1, len(fct) + 1) / len(fct), drawstyle="steps-post", label=label,
+                **_style(i, n))
+    ax.set_xscale("log")
+    ax.set_xlabel("flow completion time (ms)")
+    ax.set_ylabel("fraction of finished flows")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, which="both", alpha=0.3)
+    if not ax.lines:
+        _empty(ax)
+    _legend(ax)
+    _title(fig, title)
+    return fig
+
+
 # --------------------------------------------------------------------------- drawing helpers
 
 
@@ -640,5 +709,9 @@ VIEWS: dict[str, View] = {
              "PFC events (a run with PFC)"),
         View("buffer_use", "Shared buffer in use", _buffer_view, lambda r: not r.buffer_occupancy.empty,
              "shared buffers (a run with shared-buffer switches)"),
+        View("fct_slowdown", "FCT slowdown by flow size", _fct_slowdown_view, lambda r: not r.fct_bins.empty,
+             "flow completion times (a run with [[workloads]])"),
+        View("fct_cdf", "Flow completion times", _fct_cdf_view, lambda r: not r.fct_bins.empty,
+             "flow completion times (a run with [[workloads]])"),
     )
 }

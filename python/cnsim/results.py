@@ -18,6 +18,7 @@ A result directory holds::
     pfc_events.parquet           time_s, queue, node, class, quanta, direction (with PFC)
     buffer_occupancy.parquet     time_s, switch, shared_mean_bytes, shared_max_bytes,
                                  headroom_mean_bytes, headroom_max_bytes (shared-buffer switches)
+    fct_bins.parquet             slowdown per flow-size percentile bin (with [[workloads]])
     figures/                     only if plots were asked for
     .cnsim-result                marker: written by cnsim, with every file's size and SHA-256
 
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _core
+from . import _core, fct
 from .outputs import KIND_RESULT, Reservation, ResultError, check_files, read_marker, reserve
 
 SUMMARY_FILE = "summary.json"
@@ -52,9 +53,10 @@ TABLES = (
     "classes",
     "pfc_events",
     "buffer_occupancy",
+    "fct_bins",
 )
 # Results saved before these tables existed load with them empty.
-_OPTIONAL_TABLES = ("transport", "classes", "pfc_events", "buffer_occupancy")
+_OPTIONAL_TABLES = ("transport", "classes", "pfc_events", "buffer_occupancy", "fct_bins")
 FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
@@ -76,7 +78,14 @@ class Result:
     flows : DataFrame
         One row per flow: name, source, src, dst, the per-flow counters of the
         summary, and ``offered_gbps`` / ``delivered_gbps``: mean rates over the
-        span of bins in which the flow offered / delivered anything.
+        span of bins in which the flow offered / delivered anything. With
+        ``[[workloads]]``, one more row per workload flow (``NAME#K``), with
+        ``workload``, ``transport``, ``priority``, ``size_bytes``,
+        ``start_s``, ``finish_s`` (NaN if it never finished), ``fct_s``,
+        ``ideal_fct_s`` and ``slowdown`` (``fct_s / ideal_fct_s``); these
+        columns are empty (NaN) for the sources' flows, and the workload
+        flows' rates are NaN (their bytes are binned per workload in
+        ``flow_throughput``, under the workload's name).
     queues : DataFrame
         One row per output queue: name ("NODE->PEER"), node, peer, node_kind
         and the per-queue counters of the summary.
@@ -117,6 +126,12 @@ class Result:
         pool in use, time-averaged and peak over the bin),
         headroom_mean_bytes and headroom_max_bytes (headroom in use), one
         row per shared-buffer switch and bin. Empty without shared buffers.
+    fct_bins : DataFrame
+        Workload flows sorted by size in 20 bins of 5% of the count
+        (:func:`cnsim.fct.bins`): bin, percentile_low/high, flows,
+        finished, size_min/max_bytes, slowdown_median/p95/p99. Empty
+        without workloads. ``summary["fct"]`` has the overall, short and
+        long statistics and the unfinished count.
     path : Path or None
         The directory this result was saved to or loaded from.
     """
@@ -135,6 +150,7 @@ class Result:
         classes: pd.DataFrame | None = None,
         pfc_events: pd.DataFrame | None = None,
         buffer_occupancy: pd.DataFrame | None = None,
+        fct_bins: pd.DataFrame | None = None,
     ) -> None:
         self.summary = summary
         self.flows = flows
@@ -147,6 +163,7 @@ class Result:
         self.classes = classes if classes is not None else _empty_classes()
         self.pfc_events = pfc_events if pfc_events is not None else _empty_pfc_events()
         self.buffer_occupancy = buffer_occupancy if buffer_occupancy is not None else _empty_buffer_occupancy()
+        self.fct_bins = fct_bins if fct_bins is not None else fct.empty_bins()
         self.path = path
 
     # ------------------------------------------------------------------ accessors
@@ -275,9 +292,12 @@ class Result:
         flow_meta = _meta_frame(raw["flows"], _FLOW_META)
         queue_meta = _meta_frame(raw["queues"], _QUEUE_META)
         n_flows, n_queues = len(flow_meta), len(queue_meta)
+        # The flow series have a row per source flow, then one per workload.
+        workload_names = np.array([w["name"] for w in summary.get("workloads") or ()], dtype=object)
+        n_rows = n_flows + len(workload_names)
 
         buffer_names = np.array([b["switch"] for b in summary.get("buffers") or ()], dtype=object)
-        rows = {"flows": n_flows, "queues": n_queues, "buffers": len(buffer_names)}
+        rows = {"flows": n_rows, "queues": n_queues, "buffers": len(buffer_names)}
 
         def series(name: str) -> np.ndarray:
             # Converted where used: a run without a scheme's series allocates none.
@@ -290,16 +310,22 @@ class Result:
         times = np.arange(n_bins, dtype=np.float64) * bin_s
 
         flows = _merge_counters(flow_meta, summary.get("flows"), _FLOW_META)
-        flows["offered_gbps"] = _active_rate(tx, bin_s)
-        flows["delivered_gbps"] = _active_rate(rx, bin_s)
+        flows["offered_gbps"] = _active_rate(tx[:n_flows], bin_s)
+        flows["delivered_gbps"] = _active_rate(rx[:n_flows], bin_s)
         queues = _merge_counters(queue_meta, summary.get("queues"), _QUEUE_META)
+        fct_bins = fct.empty_bins()
+        if raw.get("workload_flows") is not None:
+            flows = _with_workload_flows(flows, raw["workload_flows"])
+            fct_bins = fct.bins(flows)
+            summary["fct"] = fct.summary(flows)
 
         flow_names = flow_meta["name"].to_numpy(dtype=object)
+        row_names = np.concatenate([flow_names, workload_names])
         queue_names = queue_meta["name"].to_numpy(dtype=object)
         flow_throughput = pd.DataFrame(
             {
-                "time_s": np.tile(times, n_flows),
-                "flow": np.repeat(flow_names, n_bins),
+                "time_s": np.tile(times, n_rows),
+                "flow": np.repeat(row_names, n_bins),
                 "offered_gbps": tx.ravel().astype(np.float64) * to_gbps,
                 "delivered_gbps": rx.ravel().astype(np.float64) * to_gbps,
             }
@@ -324,25 +350,28 @@ class Result:
         rate_limiters = _empty_rate_limiters()
         if _has_rows(raw, "flow_rl_rate_mean"):
             # The target rate is QCN's; other schemes have none.
+            # Levels (rates, α) exist per source flow; a workload's row has none.
             if _has_rows(raw, "flow_rl_target_mean"):
-                rl_target = series("flow_rl_target_mean")
+                rl_target = series("flow_rl_target_mean")[:n_flows]
             else:
                 rl_target = np.full((n_flows, n_bins), np.nan)
-            alpha = series("flow_alpha_mean") if _has_rows(raw, "flow_alpha_mean") else np.full((n_flows, n_bins), np.nan)
+            alpha = (series("flow_alpha_mean")[:n_flows] if _has_rows(raw, "flow_alpha_mean")
+                     else np.full((n_flows, n_bins), np.nan))
             rate_limiters = pd.DataFrame(
                 {
                     "time_s": np.tile(times, n_flows),
                     "flow": np.repeat(flow_names, n_bins),
-                    "rate_gbps": series("flow_rl_rate_mean").ravel() / 1e9,
+                    "rate_gbps": series("flow_rl_rate_mean")[:n_flows].ravel() / 1e9,
                     "target_gbps": rl_target.ravel() / 1e9,
-                    "queue_mean_bytes": series("flow_rl_occ_mean").ravel(),
-                    "queue_max_bytes": series("flow_rl_occ_max").ravel().astype(np.int64),
+                    "queue_mean_bytes": series("flow_rl_occ_mean")[:n_flows].ravel(),
+                    "queue_max_bytes": series("flow_rl_occ_max")[:n_flows].ravel().astype(np.int64),
                     "alpha": alpha.ravel(),
                 }
             )
         transport = _empty_transport()
         if _has_rows(raw, "flow_cwnd_mean"):
-            tcp_rows = np.flatnonzero(flows.get("transport", pd.Series("udp", index=flows.index)).to_numpy() == "tcp")
+            transports = flows.get("transport", pd.Series("udp", index=flows.index)).to_numpy()[:n_flows]
+            tcp_rows = np.flatnonzero(transports == "tcp")
             alpha = series("flow_alpha_mean") if _has_rows(raw, "flow_alpha_mean") else np.full((n_flows, n_bins), np.nan)
             transport = pd.DataFrame(
                 {
@@ -385,6 +414,7 @@ class Result:
             classes=classes,
             pfc_events=pfc_events,
             buffer_occupancy=buffer_occupancy,
+            fct_bins=fct_bins,
         )
 
     # ------------------------------------------------------------------ persistence
@@ -619,6 +649,18 @@ def _same_keys(records: Sequence[Mapping[str, Any]]) -> bool:
     """Do all records have the first one's keys (the engine writes them so)?"""
     first = records[0].keys()
     return all(r.keys() == first for r in records)
+
+
+def _with_workload_flows(flows: pd.DataFrame, columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
+    """The sources' flows, then the workload flows (with their completion times)."""
+    w = pd.DataFrame(dict(columns))
+    w["source"] = w["workload"]
+    w["slowdown"] = w["fct_s"] / w["ideal_fct_s"]
+    w["offered_gbps"] = np.nan
+    w["delivered_gbps"] = np.nan
+    if flows.empty:
+        return w.reset_index(drop=True)
+    return pd.concat([flows, w], ignore_index=True)
 
 
 def _active_rate(matrix: np.ndarray, bin_s: float) -> np.ndarray:

@@ -201,6 +201,52 @@ impl StabilityWatch {
     }
 }
 
+/// What the engine records of a workload flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkloadFlowRecord {
+    pub workload: u32,
+    /// Its number within the workload (its name is `WORKLOAD#INDEX`).
+    pub index: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub priority: u8,
+    pub size: u64,
+    pub start: Time,
+    /// When its last byte reached the receiver's application.
+    pub finish: Option<Time>,
+    /// Its completion time alone on the idle network.
+    pub ideal: Time,
+}
+
+/// A workload flow in the results: its record, counters and names.
+#[derive(Debug, Clone)]
+pub struct WorkloadFlow {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub record: WorkloadFlowRecord,
+    pub counters: FlowCounters,
+}
+
+impl WorkloadFlow {
+    /// Flow completion time, if it finished.
+    pub fn fct(&self) -> Option<Time> {
+        self.record.finish.map(|t| t - self.record.start)
+    }
+}
+
+/// One workload over the run. Its row in the flow series follows the
+/// sources' flows, in workload order.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadSummary {
+    pub name: String,
+    pub transport: crate::transport::Transport,
+    pub flows: u64,
+    pub finished: u64,
+    pub unfinished: u64,
+    pub bytes: u64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowSummary {
     pub name: String,
@@ -358,6 +404,13 @@ pub struct Summary {
     /// One per shared-buffer switch.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub buffers: Vec<BufferSummary>,
+    /// One per workload.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadSummary>,
+    /// With `until = "flows_finished"`: when the last workload flow
+    /// finished, if every one did before `duration`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows_finished_s: Option<f64>,
 }
 
 /// One (output queue, traffic class) of a run with several classes or PFC.
@@ -471,7 +524,10 @@ pub struct DeadlockReport {
 #[derive(Debug, Clone)]
 pub struct RunResult {
     pub summary: Summary,
+    /// The sources' flows, in the order of `summary.flows`.
     pub flows: Vec<FlowCounters>,
+    /// The workloads' flows, in order of start time.
+    pub workload_flows: Vec<WorkloadFlow>,
     pub queues: Vec<QueueCounters>,
     pub series: Series,
     /// The PFC event table, in time order (empty without PFC).
@@ -535,6 +591,8 @@ impl RunResult {
         classes: Vec<ClassSummary>,
         pfc: Option<(PfcTotals, Vec<PfcRecord>)>,
         buffers: Vec<BufferSummary>,
+        workload_records: Vec<WorkloadFlowRecord>,
+        flows_finished: Option<Time>,
     ) -> RunResult {
         let names = sc.queue_names();
         let flow_specs = sc.flows();
@@ -584,11 +642,51 @@ impl RunResult {
             .zip(&flows)
             .map(|(fs, c)| FlowSummary {
                 name: fs.name.clone(),
-                source: sc.sources[fs.source].name.clone(),
+                source: match fs.origin {
+                    crate::scenario::spec::FlowOrigin::Source(s) => sc.sources[s].name.clone(),
+                    crate::scenario::spec::FlowOrigin::Workload { .. } => {
+                        unreachable!("the sources' flows")
+                    }
+                },
                 src: sc.nodes[fs.src].name.clone(),
                 dst: sc.nodes[fs.dst].name.clone(),
-                transport: sc.sources[fs.source].transport,
+                transport: fs.transport,
                 counters: *c,
+            })
+            .collect();
+        // The sources' flows first, then the workloads', as the engine has them.
+        let mut flows = flows;
+        let workload_counters = flows.split_off(flow_specs.len());
+        let mut workloads: Vec<WorkloadSummary> = sc
+            .workloads
+            .iter()
+            .map(|w| WorkloadSummary {
+                name: w.name.clone(),
+                transport: w.transport,
+                flows: 0,
+                finished: 0,
+                unfinished: 0,
+                bytes: 0,
+            })
+            .collect();
+        let workload_flows: Vec<WorkloadFlow> = workload_records
+            .into_iter()
+            .zip(workload_counters)
+            .map(|(record, counters)| {
+                let w = &mut workloads[record.workload as usize];
+                w.flows += 1;
+                w.bytes += record.size;
+                match record.finish {
+                    Some(_) => w.finished += 1,
+                    None => w.unfinished += 1,
+                }
+                WorkloadFlow {
+                    name: format!("{}#{}", w.name, record.index),
+                    src: sc.nodes[record.src as usize].name.clone(),
+                    dst: sc.nodes[record.dst as usize].name.clone(),
+                    record,
+                    counters,
+                }
             })
             .collect();
         let queue_summaries = queues
@@ -689,10 +787,13 @@ impl RunResult {
             classes,
             pfc: pfc.as_ref().map(|(t, _)| t.clone()),
             buffers,
+            workloads,
+            flows_finished_s: flows_finished.map(|t| t.as_secs_f64()),
         };
         RunResult {
             summary,
             flows,
+            workload_flows,
             queues,
             series,
             pfc_events: pfc.map(|(_, e)| e).unwrap_or_default(),

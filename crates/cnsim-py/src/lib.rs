@@ -312,7 +312,8 @@ fn run<'py>(
     let summary = serde_json::to_string(&result.summary)
         .map_err(|e| SimulationError::new_err(e.to_string()))?;
     let s = result.series;
-    let n_flows = result.flows.len();
+    // Rows of the flow series: the sources' flows, then one per workload.
+    let n_flows = result.flows.len() + result.summary.workloads.len();
     let n_queues = result.queues.len();
     let out = PyDict::new(py);
     out.set_item("summary", summary)?;
@@ -385,9 +386,70 @@ fn run<'py>(
         )?;
         out.set_item("pfc_events", pfc)?;
     }
+    if !result.summary.workloads.is_empty() {
+        out.set_item("workload_flows", workload_flows(py, &result.workload_flows, &result.summary.workloads)?)?;
+    }
     let n_buffers = result.summary.buffers.len();
     set_series(&out, s, n_flows, n_queues, n_buffers)?;
     Ok(out)
+}
+
+/// The workload flows as columns (one list per column): names, size and
+/// times (seconds; NaN: never finished), and the counters of a connection.
+fn workload_flows<'py>(
+    py: Python<'py>,
+    w: &[cnsim_core::results::WorkloadFlow],
+    names: &[cnsim_core::results::WorkloadSummary],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let secs = |t: cnsim_core::units::Time| t.as_secs_f64();
+    d.set_item("name", w.iter().map(|f| f.name.clone()).collect::<Vec<_>>())?;
+    d.set_item(
+        "workload",
+        w.iter()
+            .map(|f| names[f.record.workload as usize].name.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("src", w.iter().map(|f| f.src.clone()).collect::<Vec<_>>())?;
+    d.set_item("dst", w.iter().map(|f| f.dst.clone()).collect::<Vec<_>>())?;
+    d.set_item(
+        "transport",
+        w.iter()
+            .map(|f| match names[f.record.workload as usize].transport {
+                cnsim_core::transport::Transport::Tcp => "tcp",
+                cnsim_core::transport::Transport::Roce => "roce",
+                cnsim_core::transport::Transport::Udp => "udp",
+            })
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("priority", w.iter().map(|f| f.record.priority).collect::<Vec<_>>())?;
+    d.set_item("size_bytes", w.iter().map(|f| f.record.size).collect::<Vec<_>>())?;
+    d.set_item("start_s", w.iter().map(|f| secs(f.record.start)).collect::<Vec<_>>())?;
+    d.set_item(
+        "finish_s",
+        w.iter()
+            .map(|f| f.record.finish.map_or(f64::NAN, secs))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "fct_s",
+        w.iter()
+            .map(|f| f.fct().map_or(f64::NAN, secs))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("ideal_fct_s", w.iter().map(|f| secs(f.record.ideal)).collect::<Vec<_>>())?;
+    // Every counter a source's flow has, by the same names (the summary's).
+    let rows: Vec<serde_json::Value> = w
+        .iter()
+        .map(|f| serde_json::to_value(f.counters).expect("counters serialize"))
+        .collect();
+    if let Some(serde_json::Value::Object(first)) = rows.first() {
+        for key in first.keys() {
+            let column: Vec<u64> = rows.iter().map(|r| r[key].as_u64().unwrap_or(0)).collect();
+            d.set_item(key, column)?;
+        }
+    }
+    Ok(d)
 }
 
 #[pymodule]

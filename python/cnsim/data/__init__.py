@@ -1,7 +1,8 @@
-"""Files shipped with cnsim: the study scenarios and the benchmark set.
+"""Files shipped with cnsim: the study scenarios, the benchmark set and the
+flow-size distributions of ``[[workloads]]``.
 
-``scenarios`` and ``bench`` here are links to the repository's
-``scenarios/`` and ``bench/``; a wheel holds their TOML files at the same
+``scenarios``, ``bench`` and ``workloads`` here are links to the
+repository's folders of those names; a wheel holds their files at the same
 place (``[tool.maturin] include`` in pyproject.toml), so an installed cnsim
 finds them without the repository.
 """

@@ -59,7 +59,17 @@ const RESULT_PER_PORT: u64 = 3300;
 /// built from the series and saved). Frames in buffers are not counted
 /// (32 B each, bounded by the buffers).
 pub fn memory_estimate(sc: &Scenario) -> u64 {
-    let flows: u64 = sc.sources.iter().map(|s| s.dsts.len() as u64).sum();
+    let source_flows: u64 = sc.sources.iter().map(|s| s.dsts.len() as u64).sum();
+    // A workload's flows have state and a result row each, and share one
+    // row of the flow series (the flows of the scenario's own seed).
+    let line = |h: usize| sc.host_rate(h);
+    let workload_flows: u64 = sc
+        .workloads
+        .iter()
+        .map(|w| w.flows(sc.seed, &line).len() as u64)
+        .sum();
+    let rows = source_flows + sc.workloads.len() as u64;
+    let flows = source_flows + workload_flows;
     let ports = 2 * sc.links.len() as u64;
     let bins = sc.duration.0.div_ceil(sc.bin.0.max(1));
     let voq = sc
@@ -67,7 +77,7 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
         .iter()
         .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
     let limiters = sc.has_rate_limiters() || voq;
-    let tcp = sc.sources.iter().any(|s| s.transport.is_connection());
+    let tcp = sc.sources.iter().any(|s| s.transport.is_connection()) || !sc.workloads.is_empty();
 
     let mut series_per_flow_bin = FLOW_SERIES;
     let mut result_per_flow_bin = RESULT_FLOW_BIN;
@@ -86,8 +96,7 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
         result_per_flow_bin += RESULT_TCP_BIN;
     }
     let per_bins = |per_flow_bin: u64, per_port_bin: u64| {
-        flows
-            .saturating_mul(bins)
+        rows.saturating_mul(bins)
             .saturating_mul(per_flow_bin)
             .saturating_add(ports.saturating_mul(bins).saturating_mul(per_port_bin))
     };

@@ -273,6 +273,8 @@ impl<'a> Builder<'a> {
             &links,
             duration,
         )?;
+        let workloads =
+            self.workloads(&raw.workloads, &nodes, &by_name, &links, duration, origin)?;
         self.check_connectivity(&nodes, &links, &sources, &entries.sources)?;
         self.check_flow_names(&nodes, &sources, &entries.sources)?;
         self.check_switch_buffers(&nodes, &sources, &entries.switches)?;
@@ -304,6 +306,8 @@ impl<'a> Builder<'a> {
             nodes,
             links,
             sources,
+            workloads,
+            until_flows_finished: raw.until == Some(RawUntil::FlowsFinished),
             plot: PlotSpec::default(),
             bcn: None,
             e2cm: None,
@@ -364,6 +368,7 @@ impl<'a> Builder<'a> {
                 .sources
                 .iter()
                 .any(|s| s.transport == Transport::Tcp)
+            || scenario.workloads.iter().any(|w| w.transport == Transport::Tcp)
         {
             let t = self.tcp(raw.tcp.as_ref().unwrap_or(&RawTcp::default()))?;
             self.check_connection_sources(
@@ -373,6 +378,7 @@ impl<'a> Builder<'a> {
                 t.header,
                 "a TCP source's segments are ECN-capable by [tcp] ecn (\"classic\" or \"dctcp\"), not by the source",
             )?;
+            self.check_workload_frames(&scenario, Transport::Tcp, t.header)?;
             scenario.tcp = Some(t);
         }
         if raw.roce.is_some()
@@ -380,6 +386,7 @@ impl<'a> Builder<'a> {
                 .sources
                 .iter()
                 .any(|s| s.transport == Transport::Roce)
+            || scenario.workloads.iter().any(|w| w.transport == Transport::Roce)
         {
             let r = self.roce(raw.roce.as_ref().unwrap_or(&RawRoce::default()))?;
             self.check_connection_sources(
@@ -389,6 +396,7 @@ impl<'a> Builder<'a> {
                 r.header,
                 "a RoCE source's segments are always ECN-capable: leave 'ecn' out",
             )?;
+            self.check_workload_frames(&scenario, Transport::Roce, r.header)?;
             scenario.roce = Some(r);
         }
         scenario.watchdog =
@@ -444,6 +452,27 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// A workload's frames hold more than its transport's header.
+    fn check_workload_frames(
+        &self,
+        scenario: &Scenario,
+        transport: Transport,
+        header: u32,
+    ) -> Result<(), ScenarioError> {
+        for (i, w) in scenario.workloads.iter().enumerate() {
+            if w.transport == transport && w.frame <= header {
+                return Err(self.err(
+                    &FieldPath::root().key("workloads").index(i).key("frame"),
+                    format!(
+                        "expected frames larger than the transport's {header} B header, found {} B",
+                        w.frame
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn classes(
         &self,
         raw: Option<&RawPriorities>,
@@ -454,6 +483,7 @@ impl<'a> Builder<'a> {
             .sources
             .iter()
             .map(|s| s.frame as u64)
+            .chain(scenario.workloads.iter().map(|w| w.frame as u64))
             .max()
             .unwrap_or(1500);
         if let Some(rp) = raw {
@@ -477,6 +507,18 @@ impl<'a> Builder<'a> {
         for (s, e) in scenario.sources.iter().zip(&entries.sources) {
             if s.priority >= classes {
                 return Err(self.err(&e.path.key("priority"), beyond(s.priority)));
+            }
+        }
+        for (i, w) in scenario.workloads.iter().enumerate() {
+            let p = FieldPath::root().key("workloads").index(i);
+            if w.priority >= classes {
+                return Err(self.err(&p.key("priority"), beyond(w.priority)));
+            }
+            if let crate::traffic::workload::Arrivals::List { flows } = &w.arrivals {
+                if let Some(k) = flows.iter().position(|f| f.priority >= classes) {
+                    let path = p.key("flows").index(k).key("priority");
+                    return Err(self.err(&path, beyond(flows[k].priority)));
+                }
             }
         }
         let switches = scenario.nodes.iter().filter_map(|n| match &n.kind {

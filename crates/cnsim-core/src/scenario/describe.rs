@@ -25,14 +25,51 @@ impl Scenario {
                 "rate_bps": l.rate.0, "delay_s": l.delay.as_secs_f64(),
             })).collect::<Vec<_>>(),
             "flows": self.flows().iter().map(|f| serde_json::json!({
-                "name": f.name, "source": self.sources[f.source].name,
+                "name": f.name,
+                "source": match f.origin {
+                    super::spec::FlowOrigin::Source(s) => self.sources[s].name.as_str(),
+                    super::spec::FlowOrigin::Workload { .. } => unreachable!("the sources' flows"),
+                },
                 "src": node_name(f.src), "dst": node_name(f.dst),
             })).collect::<Vec<_>>(),
+            "workloads": self.describe_workloads(),
             "queues": self.queue_names(),
             "plot": self.plot,
             "sweep": self.sweep,
             "memory_estimate_bytes": memory_estimate(self),
         })
+    }
+
+    /// Each workload: kind, transport, frame and class, and the flows
+    /// the scenario's seed draws (count, bytes, first and last start).
+    fn describe_workloads(&self) -> Vec<Value> {
+        use crate::traffic::workload::Arrivals;
+        let line = |h: usize| self.host_rate(h);
+        self.workloads
+            .iter()
+            .map(|w| {
+                let flows = w.flows(self.seed, &line);
+                let kind = match &w.arrivals {
+                    Arrivals::Poisson { .. } => "poisson",
+                    Arrivals::Incast { .. } => "incast",
+                    Arrivals::List { .. } => "list",
+                };
+                let mut v = json!({
+                    "name": w.name, "kind": kind, "transport": w.transport,
+                    "frame_bytes": w.frame, "priority": w.priority,
+                    "flows": flows.len(),
+                    "bytes": flows.iter().map(|f| f.size).sum::<u64>(),
+                    "first_start_s": flows.first().map(|f| f.start.as_secs_f64()),
+                    "last_start_s": flows.last().map(|f| f.start.as_secs_f64()),
+                });
+                if let Arrivals::Poisson { sizes, load, hosts, .. } = &w.arrivals {
+                    v["load"] = json!(load);
+                    v["hosts"] = json!(hosts.len());
+                    v["mean_size_bytes"] = json!(sizes.mean());
+                }
+                v
+            })
+            .collect()
     }
 
     /// A switch's resolved settings (sizes in bytes, times in seconds), with

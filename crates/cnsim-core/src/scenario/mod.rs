@@ -7,6 +7,7 @@ mod build_cm;
 mod build_network;
 mod build_output;
 mod build_traffic;
+mod build_workloads;
 mod build_transport;
 mod describe;
 mod entry;

@@ -33,6 +33,13 @@ pub struct RawScenario {
     pub links: Vec<RawLink>,
     #[serde(default)]
     pub sources: Vec<RawSource>,
+    /// Finite flows: Poisson arrivals with sizes from a distribution,
+    /// incasts, or a given list.
+    #[serde(default)]
+    pub workloads: Vec<RawWorkload>,
+    /// "duration" (default) or "flows_finished": end once every workload
+    /// flow has finished, `duration` being the limit.
+    pub until: Option<RawUntil>,
     pub plot: Option<RawPlot>,
     pub sweep: Option<RawSweep>,
     /// Backward Congestion Notification: congestion points on switch output
@@ -376,6 +383,71 @@ pub struct RawSource {
     pub priority: Option<u8>,
     /// The source's frames are ECN-capable (ECT(0)).
     pub ecn: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RawUntil {
+    Duration,
+    FlowsFinished,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    Poisson,
+    Incast,
+    List,
+}
+
+/// A size written as a number of bytes or with a unit ("500KB").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawBytes {
+    Count(u64),
+    Text(String),
+}
+
+/// One time or a list of times.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawTimes {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    pub name: Option<String>,
+    pub kind: Option<WorkloadKind>,
+    /// "roce" (default) or "tcp".
+    pub transport: Option<Transport>,
+    pub frame: Option<String>,
+    pub priority: Option<u8>,
+    /// Sending hosts (poisson) or the hosts senders are drawn from (incast).
+    pub hosts: Option<Destinations>,
+    /// A shipped distribution's name or a CSV file.
+    pub sizes: Option<String>,
+    pub load: Option<f64>,
+    /// Poisson: "*", "permutation" or a list of hosts; incast: the receiver.
+    pub to: Option<Destinations>,
+    pub start: Option<String>,
+    pub stop: Option<String>,
+    pub fan_in: Option<u64>,
+    pub bytes: Option<RawBytes>,
+    pub at: Option<RawTimes>,
+    pub flows: Option<Vec<RawListFlow>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawListFlow {
+    pub from: String,
+    pub to: String,
+    pub size: RawBytes,
+    pub start: String,
+    pub priority: Option<u8>,
 }
 
 #[derive(Debug, Deserialize)]

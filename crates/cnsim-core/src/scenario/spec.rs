@@ -20,6 +20,13 @@ pub struct Scenario {
     pub nodes: Vec<NodeSpec>,
     pub links: Vec<LinkSpec>,
     pub sources: Vec<SourceSpec>,
+    /// Finite flows drawn when a run starts (`[[workloads]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<crate::traffic::workload::WorkloadSpec>,
+    /// End the run once every workload flow has finished (`until =
+    /// "flows_finished"`), `duration` being the limit.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub until_flows_finished: bool,
     pub plot: PlotSpec,
     pub bcn: Option<crate::cm::bcn::BcnParams>,
     pub e2cm: Option<crate::cm::e2cm::E2cmParams>,
@@ -132,13 +139,35 @@ pub struct PlotSpec {
     pub queues: Vec<String>,
 }
 
-/// A flow is one (source, destination) pair.
+/// A flow: one (source, destination) pair of a source, or one finite flow
+/// of a workload.
 #[derive(Debug, Clone, Serialize)]
 pub struct FlowSpec {
     pub name: String,
-    pub source: usize,
+    pub origin: FlowOrigin,
     pub src: usize,
     pub dst: usize,
+    pub transport: Transport,
+    /// Largest frame on the wire.
+    pub frame: u32,
+    pub priority: u8,
+    /// Its data frames are ECN-capable (sources' `ecn`; connections decide
+    /// their own).
+    pub ecn: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum FlowOrigin {
+    /// The source of that index.
+    Source(usize),
+    /// Flow `index` (in start order) of workload `workload`: `size`
+    /// bytes from `start`.
+    Workload {
+        workload: usize,
+        index: usize,
+        size: u64,
+        start: Time,
+    },
 }
 
 impl Scenario {
@@ -160,18 +189,73 @@ impl Scenario {
         self.qcn.is_some() || self.dcqcn.is_some()
     }
 
-    /// Flows in a stable order: by source, then by its destination list.
+    /// The flows of the sources in a stable order: by source, then by its
+    /// destination list. (A run adds its workloads' flows after these, see
+    /// `run_flows`.)
     pub fn flows(&self) -> Vec<FlowSpec> {
         let mut out = Vec::new();
         for (si, s) in self.sources.iter().enumerate() {
             for &d in &s.dsts {
                 out.push(FlowSpec {
                     name: s.flow_name(&self.nodes[d].name),
-                    source: si,
+                    origin: FlowOrigin::Source(si),
                     src: s.host,
                     dst: d,
+                    transport: s.transport,
+                    frame: s.frame,
+                    priority: s.priority,
+                    ecn: s.ecn,
                 });
             }
+        }
+        out
+    }
+
+    /// The rate of a host's link (a scenario's hosts have one each).
+    pub fn host_rate(&self, host: usize) -> Rate {
+        self.links
+            .iter()
+            .find(|l| l.a == host || l.b == host)
+            .map(|l| l.rate)
+            .expect("every host has a link")
+    }
+
+    /// Every flow of a run with `seed`: the sources' flows, then each
+    /// workload's flows in order of start time, named `WORKLOAD#K`.
+    pub fn run_flows(&self, seed: u64) -> Vec<FlowSpec> {
+        let mut out = self.flows();
+        let line = |h: usize| self.host_rate(h);
+        let drawn: Vec<(usize, Vec<crate::traffic::workload::FlowArrival>)> = self
+            .workloads
+            .iter()
+            .enumerate()
+            .map(|(w, spec)| (w, spec.flows(seed, &line)))
+            .collect();
+        // All workloads' flows merged by start time (ties: workload order).
+        let mut merged: Vec<(Time, usize, usize)> = drawn
+            .iter()
+            .flat_map(|(w, fs)| fs.iter().enumerate().map(move |(k, f)| (f.start, *w, k)))
+            .collect();
+        merged.sort_unstable();
+        out.reserve(merged.len());
+        for (_, w, k) in merged {
+            let spec = &self.workloads[w];
+            let f = drawn[w].1[k];
+            out.push(FlowSpec {
+                name: format!("{}#{k}", spec.name),
+                origin: FlowOrigin::Workload {
+                    workload: w,
+                    index: k,
+                    size: f.size,
+                    start: f.start,
+                },
+                src: f.src,
+                dst: f.dst,
+                transport: spec.transport,
+                frame: spec.frame,
+                priority: f.priority,
+                ecn: false,
+            });
         }
         out
     }

@@ -127,7 +127,8 @@ impl Simulator {
             rl.bytes -= frame.size as u64;
             frame.cpid = rl.cpid;
             let bytes = rl.bytes;
-            self.rl_occ.set(f, now, bytes);
+            let row = self.row(f);
+            self.rl_occ.set(row, now, bytes);
             self.release_to_egress(node, frame);
             self.cm_released(flow, frame.size);
         }
@@ -174,7 +175,8 @@ impl Simulator {
             *seq = seq.wrapping_add(1);
             self.sources[s as usize].consume(size);
             self.flows[flow as usize].volume.offer(size as u64);
-            self.flow_tx.add(flow as usize, now, size as u64);
+            let row = self.row(flow as usize);
+            self.flow_tx.add(row, now, size as u64);
             self.adapter_enqueue(node, frame);
         }
         self.try_start(port);
@@ -225,7 +227,8 @@ impl Simulator {
             rl.queue.push_back(frame);
             rl.bytes += frame.size as u64;
             let bytes = rl.bytes;
-            self.rl_occ.set(f, self.now, bytes);
+            let row = self.row(f);
+            self.rl_occ.set(row, self.now, bytes);
             self.rl_schedule(l);
         } else {
             self.egress_enqueue(node, frame);

@@ -156,8 +156,9 @@ impl Simulator {
 
     /// Record flow `f`'s α (in [0, 1]) in its series, in units of 2^-32.
     pub(super) fn set_alpha(&mut self, f: usize, alpha: f64) {
+        let row = self.row(f);
         self.flow_alpha
-            .set(f, self.now, (alpha * ALPHA_UNIT) as u64);
+            .set(row, self.now, (alpha * ALPHA_UNIT) as u64);
     }
 
     /// Do what a hook asked for, in a fixed order: series and counters,
@@ -167,10 +168,12 @@ impl Simulator {
         let (f, now) = (row as usize, self.now);
         if r.rate_changed {
             let rate = self.limiters[f].rate;
-            self.rl_rate.set(f, now, rate as u64);
+            let row = self.row(f);
+            self.rl_rate.set(row, now, rate as u64);
         }
         if let Some(target) = r.target {
-            self.rl_target.set(f, now, target as u64);
+            let row = self.row(f);
+            self.rl_target.set(row, now, target as u64);
         }
         if let Some(alpha) = r.alpha {
             self.set_alpha(f, alpha);

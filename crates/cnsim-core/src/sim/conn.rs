@@ -28,17 +28,15 @@ impl Simulator {
         tcp: Option<TcpParams>,
         roce: Option<RoceParams>,
         n_bins: usize,
+        n_rows: usize,
     ) {
         let n = flows.len();
-        self.flow_conn = flows
-            .iter()
-            .map(|f| sc.sources[f.source].transport.is_connection())
-            .collect();
+        self.flow_conn = flows.iter().map(|f| f.transport.is_connection()).collect();
         self.conn_params = flows
             .iter()
             .map(|f| {
-                let frame = sc.sources[f.source].frame;
-                match (sc.sources[f.source].transport, tcp, roce) {
+                let frame = f.frame;
+                match (f.transport, tcp, roce) {
                     (Transport::Roce, _, Some(rp)) | (_, None, Some(rp)) => {
                         ConnParams::Roce(RoceParams {
                             mtu: frame.saturating_sub(rp.header).max(1),
@@ -59,10 +57,11 @@ impl Simulator {
         self.conn_rto_at = vec![None; n];
         self.conn_ack_at = vec![None; n];
         self.conn_blocked = vec![false; n];
-        self.tcp_cwnd = BinnedLevel::new(n, n_bins, sc.bin);
-        self.conn_retx = BinnedSum::new(n, n_bins, sc.bin);
-        self.conn_timeouts = BinnedSum::new(n, n_bins, sc.bin);
-        for f in 0..n {
+        self.tcp_cwnd = BinnedLevel::new(n_rows, n_bins, sc.bin);
+        self.conn_retx = BinnedSum::new(n_rows, n_bins, sc.bin);
+        self.conn_timeouts = BinnedSum::new(n_rows, n_bins, sc.bin);
+        // A workload's row holds no level (see `finish`).
+        for f in 0..(self.workload.first as usize).min(n) {
             if let (true, Some(cwnd)) = (self.flow_conn[f], self.conn_tx[f].cwnd()) {
                 self.tcp_cwnd.set(f, Time::ZERO, cwnd);
             }
@@ -87,10 +86,16 @@ impl Simulator {
     /// The source's application wrote a unit: append it to the connection.
     pub(super) fn conn_write(&mut self, s: u32) {
         let (flow, bytes) = self.sources[s as usize].take_unit();
+        self.conn_offer(flow, bytes);
+    }
+
+    /// The application of `flow` writes `bytes` to its connection.
+    pub(super) fn conn_offer(&mut self, flow: u32, bytes: u64) {
         let f = flow as usize;
         self.conn_tx[f].write(bytes);
         self.flows[f].volume.offer(bytes);
-        self.flow_tx.add(f, self.now, bytes);
+        let row = self.row(f);
+        self.flow_tx.add(row, self.now, bytes);
         self.conn_send(flow);
     }
 
@@ -121,7 +126,8 @@ impl Simulator {
                 .next_segment(&p, now)
                 .expect("the sender offered a segment");
             if seg.retransmission {
-                self.conn_retx.add(f, now, 1);
+                let row = self.row(f);
+                self.conn_retx.add(row, now, 1);
             }
             let ecn = if seg.ect { Ecn::Ect0 } else { Ecn::NotEct };
             let cwr = if seg.cwr { TCP_CWR } else { 0 };
@@ -164,9 +170,10 @@ impl Simulator {
         self.conn_rto_at[f] = None;
         let p = self.conn_params[f];
         if self.conn_tx[f].on_timer(&p, self.now) {
-            self.conn_timeouts.add(f, self.now, 1);
+            let row = self.row(f);
+            self.conn_timeouts.add(row, self.now, 1);
             if let Some(cwnd) = self.conn_tx[f].cwnd() {
-                self.tcp_cwnd.set(f, self.now, cwnd);
+                self.tcp_cwnd.set(row, self.now, cwnd);
             }
         }
         self.conn_send(flow);
@@ -201,7 +208,10 @@ impl Simulator {
                 self.flows[f].deliver(now, frame.created, got.delivered);
             }
             self.check_conn_delivery(node, frame.flow);
-            self.flow_rx.add(f, now, got.delivered);
+            let row = self.row(f);
+            self.flow_rx.add(row, now, got.delivered);
+            let rcv_nxt = self.conn_rx[f].rcv_nxt();
+            self.workload_delivered(frame.flow, rcv_nxt);
         }
         match got.ack {
             AckAction::Now => {
@@ -264,7 +274,8 @@ impl Simulator {
         let ack = tx.unwrap_ack(frame.wire_seq());
         tx.on_ack(&p, self.now, ack, flags);
         if let Some(cwnd) = tx.cwnd() {
-            self.tcp_cwnd.set(f, self.now, cwnd);
+            let row = self.row(f);
+            self.tcp_cwnd.set(row, self.now, cwnd);
         }
         if let Some(alpha) = self.conn_tx[f].dctcp_alpha(&p) {
             self.set_alpha(f, alpha);

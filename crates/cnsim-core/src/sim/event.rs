@@ -71,6 +71,10 @@ pub(super) enum Event {
     ConnAck {
         flow: u32,
     },
+    /// The next workload flows (from `Simulator::next_arrival`) start.
+    FlowStart {
+        flow: u32,
+    },
     /// A PFC frame's entry for `class` takes effect at `port`'s transmitter.
     PfcRx {
         port: u32,
@@ -118,6 +122,7 @@ impl Event {
             Event::PfcRx { port, .. } => (16, port),
             Event::PfcExpire { port, .. } => (17, port),
             Event::PfcRefresh { port } => (18, port),
+            Event::FlowStart { flow } => (22, flow),
         };
         match *self {
             // The kinds of the three timer events this one replaced.
@@ -156,7 +161,7 @@ impl EventClass for Event {
             | Event::PfcExpire { .. }
             | Event::PfcRefresh { .. } => 1,
             Event::Arrive { .. } | Event::Inject { .. } | Event::EgressArrive { .. } => 2,
-            Event::SourceFire { .. } => 3,
+            Event::SourceFire { .. } | Event::FlowStart { .. } => 3,
         }
     }
 

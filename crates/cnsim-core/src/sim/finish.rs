@@ -49,16 +49,27 @@ impl Simulator {
             q.paused_time = p.pause.receiver.paused_time(end);
         }
         let occ_mean = self.queue_occ.finish(end);
-        let rl_rate_mean = self.rl_rate.finish(end);
-        let rl_occ_mean = self.rl_occ.finish(end);
-        let rl_target_mean = self.rl_target.finish(end);
-        let alpha_mean = self
-            .flow_alpha
-            .finish(end)
-            .into_iter()
-            .map(|a| a / super::cm::ALPHA_UNIT)
-            .collect();
-        let tcp_cwnd_mean = self.tcp_cwnd.finish(end);
+        // A workload's row sums its flows' bytes, but a level (a rate, a
+        // window) of many flows in one row means nothing: those are NaN.
+        let from = self.workload.first as usize * self.flow_tx.n_bins;
+        let levels = |mut v: Vec<f64>| {
+            v.iter_mut().skip(from).for_each(|x| *x = f64::NAN);
+            v
+        };
+        let rl_rate_mean = levels(self.rl_rate.finish(end));
+        let rl_occ_mean = levels(self.rl_occ.finish(end));
+        let rl_target_mean = levels(self.rl_target.finish(end));
+        let alpha_mean = levels(
+            self.flow_alpha
+                .finish(end)
+                .into_iter()
+                .map(|a| a / super::cm::ALPHA_UNIT)
+                .collect(),
+        );
+        let tcp_cwnd_mean = levels(self.tcp_cwnd.finish(end));
+        self.rl_occ.max.iter_mut().skip(from).for_each(|x| *x = 0);
+        let workload_records = self.workload_records();
+        let flows_finished = self.workload.all_finished;
         let series = Series {
             bin: sc.bin,
             n_bins: self.flow_tx.n_bins,
@@ -127,6 +138,8 @@ impl Simulator {
             classes,
             pfc,
             buffers,
+            workload_records,
+            flows_finished,
         ))
     }
 

@@ -49,6 +49,7 @@ mod switch;
 #[cfg(test)]
 mod tests;
 mod transmit;
+mod workload;
 
 use adapter::{HostState, Waiter};
 use event::{fingerprint_step, Event};
@@ -226,6 +227,11 @@ pub struct Simulator {
     tcp_cwnd: BinnedLevel,
     conn_retx: BinnedSum,
     conn_timeouts: BinnedSum,
+    /// Per flow: its row in the flow series (see `workload.rs`); empty
+    /// when every flow has its own.
+    flow_row: Vec<u32>,
+    /// The workloads' flows: sizes, starts, finishes.
+    workload: workload::WorkloadFlows,
     /// The process's resident memory when the set-up began.
     rss_at_start: Option<u64>,
 }
@@ -242,6 +248,7 @@ impl Simulator {
         self.max_wall = opts.max_wall.map(|d| (started, d));
         self.poll = opts.poll.clone();
         self.start_sources();
+        self.start_workloads();
         self.run_until(self.end, opts.progress.as_deref())?;
         if let Some(v) = &self.violation {
             return Err(RunError::Invariant(v.describe(sc, self.seed)));
@@ -249,6 +256,8 @@ impl Simulator {
         if let Some((t, _)) = &self.stop {
             // Results cover the simulated time up to the stop.
             self.end = *t;
+        } else if let Some(t) = self.workload.all_finished {
+            self.end = t;
         }
         self.now = self.end;
         if let Some(p) = &opts.progress {
@@ -286,7 +295,10 @@ impl Simulator {
                 let reason = format!("stopped after {} events (max_events)", self.n_events);
                 self.stop.get_or_insert((t, reason));
             }
-            if self.stop.is_some() || self.violation.is_some() {
+            if self.stop.is_some()
+                || self.violation.is_some()
+                || self.workload.all_finished.is_some()
+            {
                 break;
             }
             if self.n_events & 0xFFFF == 0 {
@@ -378,6 +390,7 @@ impl Simulator {
             Event::ConnRto { flow } => self.conn_rto(flow),
             Event::ConnAck { flow } => self.conn_ack_timer(flow),
             Event::RlRelease { flow } => self.rl_release(flow),
+            Event::FlowStart { .. } => self.start_flows(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the per-flow and per-port state of the configured schemes.
 
 use super::switch::{EcnPorts, SharedBuffer, SwitchState};
+use super::workload::WorkloadFlows;
 use super::{adapter::HostState, invariants, Role, Simulator};
 use crate::cm::bcn::CongestionPoint;
 use crate::cm::bcn_scheme::Bcn;
@@ -23,7 +24,7 @@ use crate::net::sched::SchedSpec;
 use crate::net::topology::NodeKind;
 use crate::results::{FlowCounters, QueueCounters, StabilityWatch};
 use crate::scenario::schema::SourceKind;
-use crate::scenario::spec::FlowSpec;
+use crate::scenario::spec::{FlowOrigin, FlowSpec};
 use crate::scenario::spec::Scenario;
 use crate::traffic::source::{Source, SourceParams};
 use crate::units::Time;
@@ -148,13 +149,15 @@ impl Simulator {
                 ports[p].service = h.service;
             }
         }
-        let flow_specs = sc.flows();
+        let flow_specs = sc.run_flows(seed);
         let mut sources = Vec::with_capacity(sc.sources.len());
         // Each source's flows (flow index, destination host), in flow order.
         let mut source_flows: Vec<Vec<(u32, u32)>> = vec![Vec::new(); sc.sources.len()];
         for (fi, f) in flow_specs.iter().enumerate() {
-            let dst = routes.host_number(f.dst).expect("destinations are hosts");
-            source_flows[f.source].push((fi as u32, dst));
+            if let FlowOrigin::Source(s) = f.origin {
+                let dst = routes.host_number(f.dst).expect("destinations are hosts");
+                source_flows[s].push((fi as u32, dst));
+            }
         }
         // Sources with equal loads share their gap generator's table.
         let mut gaps: std::collections::HashMap<u64, Geometric> = Default::default();
@@ -191,6 +194,9 @@ impl Simulator {
         let n_bins = sc.duration.0.div_ceil(sc.bin.0) as usize;
         let n_ports = ports.len();
         let n_flows = flow_specs.len();
+        let workload = WorkloadFlows::new(sc, &flow_specs);
+        // Rows of the flow series: one per source flow, one per workload.
+        let n_rows = workload.first as usize + sc.workloads.len();
         let queue_names = sc.queue_names();
         // Per port: the queue's name if it has a congestion point.
         let cp_queues: Vec<Option<&str>> = (0..n_ports)
@@ -203,11 +209,8 @@ impl Simulator {
             .nodes
             .iter()
             .any(|n| matches!(&n.kind, NodeKind::Host(h) if h.voq));
-        let rl_rows = if sc.has_rate_limiters() || any_voq {
-            n_flows
-        } else {
-            0
-        };
+        let has_limiters = sc.has_rate_limiters() || any_voq;
+        let rl_rows = if has_limiters { n_flows } else { 0 };
         let flow_src_node: Vec<u32> = flow_specs.iter().map(|f| f.src as u32).collect();
         let flow_dst_host: Vec<u32> = flow_specs
             .iter()
@@ -241,16 +244,10 @@ impl Simulator {
             // DCQCN's flows are ECN-capable: its switches mark them.
             flow_ect: flow_specs
                 .iter()
-                .map(|f| {
-                    let s = &sc.sources[f.source];
-                    s.ecn || (sc.dcqcn.is_some() && !s.transport.is_connection())
-                })
+                .map(|f| f.ecn || (sc.dcqcn.is_some() && !f.transport.is_connection()))
                 .collect(),
             n_classes,
-            flow_class: flow_specs
-                .iter()
-                .map(|f| sc.sources[f.source].priority)
-                .collect(),
+            flow_class: flow_specs.iter().map(|f| f.priority).collect(),
             ack_class: sc.priorities.as_ref().and_then(|p| p.acks),
             notification_class: sc.priorities.as_ref().and_then(|p| p.notifications),
             pfc_events: Vec::new(),
@@ -270,8 +267,8 @@ impl Simulator {
             sources,
             flows: vec![FlowCounters::default(); n_flows],
             queues: vec![QueueCounters::default(); n_ports],
-            flow_tx: BinnedSum::new(n_flows, n_bins, sc.bin),
-            flow_rx: BinnedSum::new(n_flows, n_bins, sc.bin),
+            flow_tx: BinnedSum::new(n_rows, n_bins, sc.bin),
+            flow_rx: BinnedSum::new(n_rows, n_bins, sc.bin),
             queue_tx: BinnedSum::new(n_ports, n_bins, sc.bin),
             queue_drops: BinnedSum::new(n_ports, n_bins, sc.bin),
             queue_xoff: BinnedSum::new(n_ports, n_bins, sc.bin),
@@ -326,17 +323,17 @@ impl Simulator {
                     NodeKind::Host(_) => Time::ZERO,
                 })
                 .collect(),
-            rl_rate: BinnedLevel::new(rl_rows, n_bins, sc.bin),
-            rl_occ: BinnedLevel::new(rl_rows, n_bins, sc.bin),
+            rl_rate: BinnedLevel::new(if has_limiters { n_rows } else { 0 }, n_bins, sc.bin),
+            rl_occ: BinnedLevel::new(if has_limiters { n_rows } else { 0 }, n_bins, sc.bin),
             stability: sc
                 .metrics
                 .stability
                 .as_ref()
                 .map(|s| StabilityWatch::new(s.queue as u32, s.threshold, s.onset)),
             flow_dst_host,
-            flow_alpha: BinnedLevel::new(if sc.has_alpha() { n_flows } else { 0 }, n_bins, sc.bin),
+            flow_alpha: BinnedLevel::new(if sc.has_alpha() { n_rows } else { 0 }, n_bins, sc.bin),
             rl_target: BinnedLevel::new(
-                if sc.has_target_rate() { n_flows } else { 0 },
+                if sc.has_target_rate() { n_rows } else { 0 },
                 n_bins,
                 sc.bin,
             ),
@@ -351,21 +348,25 @@ impl Simulator {
             tcp_cwnd: BinnedLevel::new(0, n_bins, sc.bin),
             conn_retx: BinnedSum::new(0, n_bins, sc.bin),
             conn_timeouts: BinnedSum::new(0, n_bins, sc.bin),
+            flow_row: workload.rows(&flow_specs),
+            workload,
             rss_at_start,
         };
         let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
         sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);
         sim.udp_at_last_bit = !sim.scheme.watches_destinations();
+        // Series rows start at the line rate (a workload's row holds no
+        // level: see `finish`).
         if sc.has_target_rate() {
-            for (f, &line) in lines.iter().enumerate() {
+            for (f, &line) in lines.iter().enumerate().take(sim.workload.first as usize) {
                 sim.rl_target.set(f, Time::ZERO, line as u64);
             }
         }
         if sc.tcp.is_some() || sc.roce.is_some() {
-            sim.init_conns(sc, &flow_specs, sc.tcp, sc.roce, n_bins);
+            sim.init_conns(sc, &flow_specs, sc.tcp, sc.roce, n_bins, n_rows);
         }
         // Without a limiter a flow may send at its line rate.
-        for f in 0..rl_rows {
+        for f in 0..rl_rows.min(sim.workload.first as usize) {
             let line = sim.line_rate(f as u32);
             sim.rl_rate.set(f, Time::ZERO, line as u64);
         }

@@ -162,7 +162,8 @@ impl Simulator {
             self.flows[f].deliver(at, frame.created, frame.size as u64);
         }
         self.check_delivery(node, frame.flow, frame.udp_seq());
-        self.flow_rx.add(f, at, frame.size as u64);
+        let row = self.row(f);
+        self.flow_rx.add(row, at, frame.size as u64);
         self.scheme_delivered(node, &frame, at);
     }
 

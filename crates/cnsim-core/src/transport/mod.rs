@@ -99,6 +99,14 @@ impl ConnParams {
         }
     }
 
+    /// Payload bytes of a full segment (TCP's MSS, RoCE's MTU).
+    pub fn payload(&self) -> u32 {
+        match self {
+            ConnParams::Tcp(p) => p.mss,
+            ConnParams::Roce(p) => p.mtu,
+        }
+    }
+
     /// Wire size of an ACK.
     pub fn ack_bytes(&self) -> u32 {
         match self {
