@@ -1,6 +1,6 @@
 """The ``cnsim`` command line.
 
-    cnsim run FILE [--seed N] [--out DIR [--force]] [--set key=value ...] [--plot] [--quiet]
+    cnsim run FILE [--seed N] [--out DIR [--force]] [--set key=value ...] [--plot] [--export hpcc] [--quiet]
     cnsim validate FILE [--set key=value ...] [--json]
     cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--force] [--format png|svg]
     cnsim sweep FILE [FILE ...] [--axis key=v1,v2 ...] [--variant name:key=value,...]
@@ -12,6 +12,7 @@
     cnsim scenarios
     cnsim scenarios copy STUDY DEST
     cnsim init KIND [PATH]
+    cnsim import hpcc CONFIG [--out FILE] [--topology FILE] [--flows FILE] [--no-flows]
 
 Errors are reported as one line ``error: <message>`` on stderr. Exit status
 (see docs/output-and-safety.md):
@@ -158,6 +159,9 @@ def cli() -> None:
 @click.option("--no-checks", is_flag=True, help="Skip the invariant checks (a few percent faster).")
 @click.option("--fail-on-deadlock", is_flag=True,
               help="Exit with status 4 if the PAUSE watchdog finds a deadlock (the result is saved).")
+@click.option("--export", "export", type=click.Choice(["hpcc"]), default=None,
+              help="Also write another simulator's output files into the result: hpcc writes fct.txt and "
+              "pfc.txt in the HPCC ns-3 simulator's layouts (docs/hpcc.md).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 def run(
     file: str,
@@ -171,6 +175,7 @@ def run(
     max_wall: float | None,
     no_checks: bool,
     fail_on_deadlock: bool,
+    export: str | None,
     quiet: bool,
 ) -> int:
     """Run the scenario FILE and save its results."""
@@ -178,14 +183,22 @@ def run(
     from .results import reserve_result
 
     overrides = _parse_sets(sets)
+    resolved = api.validate(file, set=overrides) if out is None or export else None
     if out is None:
-        name = api.validate(file, set=overrides).get("name")
+        name = resolved.get("name")
         out = Path("results") / _safe_dirname(name or Path(file).stem)
     show_progress = not quiet and sys.stderr.isatty()
+    exported: dict[str, int] = {}
     # The destination is checked and claimed first: a long run is never thrown away at the end.
     with reserve_result(out, force=force) as slot:
         result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events,
                          max_wall_s=max_wall, checks=not no_checks)
+        if export == "hpcc":
+            from .hpcc import ExportNodes, write_export
+
+            nodes = ExportNodes.from_scenario(resolved["nodes"], resolved["links"])
+            # Written into the result before it is committed: part of it, in the same rename.
+            exported = write_export(slot, result.flows, result.pfc_events, nodes)
         result.save_into(slot, figures=fmt if make_plots else None)
     figures: list[Path] = []
     if make_plots:
@@ -196,6 +209,9 @@ def run(
         from .console import print_run_report
 
         print_run_report(result, out, figures)
+        if exported:
+            click.echo(f"hpcc export: {out / 'fct.txt'} ({exported['fct.txt']:,} flows), "
+                       f"{out / 'pfc.txt'} ({exported['pfc.txt']:,} PFC frames received)")
     else:
         # Warnings are never quiet.
         from .console import print_warnings
@@ -560,6 +576,70 @@ def init(kind: str, path: str | None) -> None:
         raise CliError(str(exc)) from None
     click.echo(f"{written}: a {kind} scenario; check it with 'cnsim validate {written}', "
                f"run it with 'cnsim run {written} --plot'")
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Build a cnsim scenario from another simulator's input files."""
+
+
+@import_group.command("hpcc")
+@click.argument("config", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Write the scenario to FILE (never replaces an existing file). Default: print it.")
+@click.option("--topology", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
+              help="The topology file instead of the config's TOPOLOGY_FILE.")
+@click.option("--flows", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
+              help="The flow file instead of the config's FLOW_FILE.")
+@click.option("--no-flows", is_flag=True,
+              help="Leave the flows out of the scenario (the flow file is still read for its classes).")
+def import_hpcc(config: Path, out: Path | None, topology: Path | None, flows: Path | None, no_flows: bool) -> None:
+    """Write a cnsim scenario from an HPCC ns-3 simulator's config, topology and flow files.
+
+    CONFIG is its config.txt. Its TOPOLOGY_FILE and FLOW_FILE are looked up relative to the working
+    directory (as the simulator does), then to the config's folder and the one above it. Every key
+    that cannot be mapped is listed at the top of the scenario and printed. docs/hpcc.md describes
+    the mapping.
+    """
+    from .hpcc import HpccError, import_hpcc as build
+    from .outputs import write_new
+
+    if out is not None and (out.exists() or out.is_symlink()):
+        raise CliError(f"{out}: already exists; cnsim import never replaces a file (give another --out)")
+    try:
+        imported = build(config, topology=topology, flows=flows, with_flows=not no_flows,
+                         name=_safe_dirname(out.stem).name if out is not None else None)
+    except HpccError as exc:
+        raise CliError(str(exc)) from None
+    if out is None:
+        click.echo(imported.text, nl=False)
+    else:
+        try:
+            if not out.parent.is_dir():
+                raise CliError(f"{out.parent}: no such directory")
+            write_new(out, lambda path: path.write_text(imported.text, encoding="utf-8"))
+        except FileExistsError:
+            raise CliError(f"{out}: already exists; cnsim import never replaces a file (give another --out)") from None
+    report = click.echo if out is not None else (lambda text: click.echo(text, err=True))
+    flows_written = (f"{imported.written_flows:,} flows" if not no_flows
+                     else f"no flows (--no-flows; {len(imported.flows.flows):,} in the file)")
+    target = out if out is not None else "scenario"
+    report(f"{target}: {_plural(imported.hosts, 'host')}, {_plural(imported.switches, 'switch')}, "
+           f"{_plural(imported.links, 'link')}, "
+           f"{flows_written}; {imported.cc} (from {config}, {imported.topology_path}, {imported.flows_path})")
+    if imported.unmapped:
+        where = f", also listed at the top of {out}" if out is not None else ", also at the top of the scenario"
+        report(f"not mapped ({len(imported.unmapped)}{where}):")
+        for item in imported.unmapped:
+            report(f"  {item.describe()}")
+    for note in imported.notes:
+        report(f"note: {note}")
+    if out is not None:
+        report(f"check it with 'cnsim validate {out}', run it with 'cnsim run {out} --export hpcc'")
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun if n == 1 else noun + ('es' if noun.endswith('ch') else 's')}"
 
 
 def _dask_wait(seconds: float | None) -> dict[str, float]:

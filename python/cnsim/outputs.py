@@ -22,6 +22,7 @@ nothing else.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -98,6 +99,38 @@ def write_atomically(path: Path, write: Callable[[Path], Any]) -> None:
         if isinstance(exc, OSError):
             raise write_error(path, exc) from None
         raise
+
+
+def write_new(path: Path, write: Callable[[Path], Any]) -> None:
+    """Create the file *path*, which must not exist, through a temporary sibling linked into
+    place: the file is either absent or complete, and a file that appears there meanwhile is
+    never replaced (:class:`FileExistsError`, naming *path*). Another OSError names *path*."""
+    tmp = temp_sibling(path)
+    try:
+        write(tmp)
+        link_into_place(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def link_into_place(tmp: Path, target: Path) -> None:
+    """Rename *tmp* to *target* unless *target* exists (:class:`FileExistsError`): a hard link
+    fails if it does, even if it appeared after any check; where the file system has no hard
+    links, a rename after a last check. *tmp* is left for the caller to remove."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise FileExistsError(errno.EEXIST, "File exists", os.fspath(target)) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK):
+            raise
+        if target.exists() or target.is_symlink():
+            raise FileExistsError(errno.EEXIST, "File exists", os.fspath(target)) from None
+        os.rename(tmp, target)
 
 
 def write_error(path: Path, exc: OSError) -> OSError:

@@ -12,12 +12,11 @@ cnsim refuses, writing nothing (there is no ``--force``).
 
 from __future__ import annotations
 
-import errno
 import os
 from importlib import resources
 from pathlib import Path
 
-from .outputs import temp_sibling, write_error
+from .outputs import link_into_place, temp_sibling, write_error
 
 #: The kinds of scenario ``cnsim init`` writes, with what each one is.
 KINDS = {
@@ -78,18 +77,11 @@ def write_template(kind: str, path: str | os.PathLike | None = None) -> Path:
 
 
 def _link_into_place(tmp: Path, target: Path) -> None:
-    """Rename *tmp* to *target* unless *target* exists: a hard link fails if it does, even if
-    it appeared after the check; where the file system has no hard links, a rename."""
+    """Rename *tmp* to *target* unless *target* exists (:func:`cnsim.outputs.link_into_place`)."""
     try:
-        os.link(tmp, target)
+        link_into_place(tmp, target)
     except FileExistsError:
         raise InitRefused(_refusal(target)) from None
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK):
-            raise
-        if target.exists() or target.is_symlink():
-            raise InitRefused(_refusal(target)) from None
-        os.rename(tmp, target)
 
 
 def _refusal(target: Path) -> str:
