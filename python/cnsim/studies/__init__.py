@@ -163,4 +163,4 @@ def scenario_path(relative: str) -> Path:
 
 
 # Studies register themselves on import.
-from . import baseline, cn_sim_baseline, e2cm, hotspot_degree, qcn_tcp  # noqa: E402,F401
+from . import baseline, cn_sim_baseline, e2cm, fct_fabric, hotspot_degree, qcn_tcp  # noqa: E402,F401

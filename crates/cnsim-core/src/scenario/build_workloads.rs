@@ -24,6 +24,7 @@ impl Builder<'_> {
     ) -> Result<Vec<WorkloadSpec>, ScenarioError> {
         let reach = Reach::compute(nodes, links);
         let mut out: Vec<WorkloadSpec> = Vec::with_capacity(raw.len());
+        let mut seen: Vec<&str> = Vec::with_capacity(raw.len());
         for (i, w) in raw.iter().enumerate() {
             let p = FieldPath::root().key("workloads").index(i);
             let name = w
@@ -37,8 +38,12 @@ impl Builder<'_> {
                     format!("expected a name without spaces or '#' (its flows are NAME#K), found '{name}'"),
                 ));
             }
-            if out.iter().any(|o| &o.name == name) {
+            if seen.contains(&name.as_str()) {
                 return Err(self.err(&p.key("name"), format!("duplicate workload name '{name}'")));
+            }
+            seen.push(name);
+            if w.enabled == Some(false) {
+                continue;
             }
             let transport = match w.transport.unwrap_or(Transport::Roce) {
                 Transport::Udp => {

@@ -420,6 +420,8 @@ pub enum RawTimes {
 #[serde(deny_unknown_fields)]
 pub struct RawWorkload {
     pub name: Option<String>,
+    /// false leaves the workload out (a variant without it).
+    pub enabled: Option<bool>,
     pub kind: Option<WorkloadKind>,
     /// "roce" (default) or "tcp".
     pub transport: Option<Transport>,
