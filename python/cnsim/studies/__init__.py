@@ -170,4 +170,4 @@ def scenario_path(relative: str) -> Path:
 
 
 # Studies register themselves on import.
-from . import baseline, cn_sim_baseline, e2cm, hotspot_degree, qcn_tcp  # noqa: E402,F401
+from . import baseline, cc_compare, cn_sim_baseline, e2cm, hotspot_degree, qcn_tcp  # noqa: E402,F401
