@@ -129,6 +129,13 @@ class Study:
     drops_figure: bool = True
     #: parameters the study leaves open, swept by ``cnsim reproduce --sensitivity``
     sensitivities: Sequence[Sensitivity] = ()
+    #: the report's headings of the metrics table, the findings and the differences, and what
+    #: it says of a --quick run's numbers; a comparison with no published study words them
+    #: its own way
+    metrics_heading: str = "Published and ours"
+    findings_heading: str = "What the study found"
+    differences_heading: str = "Where we differ, and why"
+    quick_note: str = "The numbers below are a smoke test\nand are not comparable with the published ones."
 
 
 _REGISTRY: dict[str, Study] = {}
@@ -163,4 +170,4 @@ def scenario_path(relative: str) -> Path:
 
 
 # Studies register themselves on import.
-from . import baseline, cn_sim_baseline, e2cm, fct_fabric, hotspot_degree, qcn_tcp  # noqa: E402,F401
+from . import baseline, cc_compare, cn_sim_baseline, e2cm, fct_fabric, hotspot_degree, qcn_tcp  # noqa: E402,F401
