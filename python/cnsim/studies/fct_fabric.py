@@ -109,14 +109,16 @@ def bins_table(runs: Runs) -> pd.DataFrame:
 
 
 def pause_table(runs: Runs) -> pd.DataFrame:
-    """PFC: time transmitters were held, summed per tier of the receiving end of the link they feed."""
+    """PFC: time transmitters were held, summed over the (port, class) pairs of each tier of switches
+    (the port's own node: a ToR's uplink held by its aggregation switch counts for the ToR)."""
     rows = []
     for name, r in sorted(_first(runs).items()):
-        q = r.queues
-        paused = q.groupby(q["node"].map(_tier))["paused_time_s"].sum() * 1e3
+        c = r.classes
+        node = c["queue"].str.split("->").str[0]
+        paused = c.groupby(node.map(_tier))["paused_time_s"].sum() * 1e3
         row = {"variant": name, "PFC frames sent": int((r.summary.get("pfc") or {}).get("frames_sent", 0))}
         for tier in ("host", "ToR", "aggregation", "core"):
-            row[f"{tier} ports paused (ms, summed)"] = float(paused.get(tier, 0.0))
+            row[f"{tier} ports held (ms, summed)"] = float(paused.get(tier, 0.0))
         rows.append(row)
     return pd.DataFrame(rows).round(3)
 
