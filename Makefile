@@ -95,8 +95,9 @@ test: test-rust test-python
 test-rust: build
 	cfg=$$(ls $(CURDIR)/target/maturin/pyo3-config-*.txt 2>/dev/null | head -n 1); \
 	env $${cfg:+PYO3_CONFIG_FILE=$$cfg} cargo test --workspace --profile $(PROFILE)
-	# Fingerprints must not depend on the build profile: the stored ones, from a debug build too.
-	cargo test -p cnsim-core --test fingerprints
+	# Fingerprints must not depend on the build profile: the stored ones, from a debug build too
+	# (the points of up to 6 M events: study F's fabric points take minutes each in a debug build).
+	CNSIM_FINGERPRINT_MAX_EVENTS=6000000 cargo test -p cnsim-core --test fingerprints
 
 # BROWSER=0: no Chromium install; the report's browser test is then skipped
 # when Chromium is missing (CNSIM_SKIP_BROWSER).

@@ -59,6 +59,8 @@ def run(
     checks: bool = True,
 ) -> dict[str, Any]:
     """Run a scenario. Returns ``summary`` (JSON text), ``bin_s``, ``n_bins``,
-    ``flows`` and ``queues`` (dicts of name lists) and one rows × bins numpy
-    matrix per entry of :data:`SERIES` (no rows for a series the run does not
-    have)."""
+    ``flows`` and ``queues`` (dicts of name lists), ``pfc_events`` (with PFC)
+    and ``workload_flows`` (with workloads: one list per column, one entry per
+    workload flow) and one rows × bins numpy matrix per entry of
+    :data:`SERIES` (no rows for a series the run does not have; the flow
+    series have a row per source flow, then one per workload)."""
