@@ -30,7 +30,7 @@ def test_list_names_the_studies(cli):
 def test_unknown_study_is_a_clear_error(cli, tmp_path):
     r = cli("reproduce", "baselin", "--out", tmp_path / "x")
     assert r.code == 2
-    assert r.err.startswith("error: unknown study 'baselin'; known studies: baseline, cc_compare, cn_sim_baseline, e2cm, hotspot_degree")
+    assert r.err.startswith("error: unknown study 'baselin'; known studies: baseline, cc_compare, cn_sim_baseline, e2cm, fct_fabric, hotspot_degree")
     assert "Traceback" not in r.err
     assert not (tmp_path / "x").exists()
 

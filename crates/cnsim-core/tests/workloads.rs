@@ -62,12 +62,23 @@ fn a_lone_flow_takes_exactly_its_ideal_time() {
     let f = &r.workload_flows[0];
     assert_eq!(f.record.ideal.0, 3_000_000 + 2 * 84_640 + 10 * 211_600);
     assert_eq!(fct_ps(f), f.record.ideal.0);
-    // Sizes that leave a short last frame, one frame, and switch latency.
-    for (lat, size) in [("0ns", 10_500), ("250ns", 999), ("1us", 123_457), ("1us", 1)] {
-        let sc = load_str(&line_of_three(
+    // Sizes that leave a short last frame, one frame, switch latency, and
+    // a NIC that holds two frames (the rest waits in the queue pair).
+    for (lat, size, nic) in [
+        ("0ns", 10_500, false),
+        ("250ns", 999, false),
+        ("1us", 123_457, false),
+        ("1us", 1, false),
+        ("1us", 123_457, true),
+    ] {
+        let mut text = line_of_three(
             lat,
             &format!(r#"{{ from = "H1", to = "H2", size = {size}, start = "3us" }}"#),
-        ));
+        );
+        if nic {
+            text = text.replace("[roce]", "[defaults.host]\negress = \"2116B\"\n[roce]");
+        }
+        let sc = load_str(&text);
         let r = run(&sc, None);
         let f = &r.workload_flows[0];
         assert_eq!(fct_ps(f), f.record.ideal.0, "latency {lat}, {size} B");

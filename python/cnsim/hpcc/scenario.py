@@ -273,12 +273,14 @@ class _Builder:
         nodes = _Section(None)
         link_defaults = _Section("defaults.link")
         switch = _Section("defaults.switch")
+        host = _Section("defaults.host")
         priorities = _Section("priorities")
         transport = _Section(self.transport)
         cc = _Section("dcqcn") if self.cc_mode == 1 else None
         self._top(top)
         self._nodes(nodes, link_defaults)
         self._switches(switch)
+        self._host(host)
         self._priorities(priorities)
         self._transport(transport)
         if cc is not None:
@@ -287,7 +289,7 @@ class _Builder:
         self._other_keys()
 
         parts = [self._header(), "\n".join(top.lines), "\n".join(nodes.lines)]
-        for section in (link_defaults, switch, priorities, transport, cc):
+        for section in (link_defaults, switch, host, priorities, transport, cc):
             if section is not None and section.lines:
                 parts.append("\n".join([f"[{section.header}]", *section.lines]))
         parts.extend(workloads)
@@ -478,6 +480,15 @@ class _Builder:
                 s.key("strict", [7])
         if self.ack_high:
             s.key("acks", 7, "ACK_HIGH_PRIO 1: ACKs in the highest class (the simulator's queue 0)")
+
+    def _host(self, s: _Section) -> None:
+        # The simulator's NIC takes a packet from a queue pair only when its port is free; cnsim's host
+        # egress buffer stands for the NIC's transmit FIFO. Unlimited, a flow would put all its bytes
+        # there at once, past any rate limiter; two frames keep the port busy and leave the rest to the
+        # queue pairs.
+        s.comment("the NIC's transmit FIFO: the queue pairs (and DCQCN's rate limiters) hold the rest, as")
+        s.comment("the simulator's NIC takes a packet from a queue pair only when its port is free")
+        s.key("egress", f"{2 * self.frame}B", "two frames")
 
     def _transport(self, s: _Section) -> None:
         cfg = self.cfg
