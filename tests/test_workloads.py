@@ -149,7 +149,9 @@ def test_workload_errors_name_their_field(tmp_path, section, field, words):
     assert field in msg and words in msg, msg
 
 
-def test_until_flows_finished_without_workloads_ends_at_once_and_a_plain_run_is_unchanged(tmp_path):
+def test_until_flows_finished_needs_a_workload_and_a_plain_run_is_unchanged(tmp_path):
+    msg = _error(tmp_path, 'until = "flows_finished"\n' + BASE + '[[sources]]\nhost = "A"\nto = "B"\nload = 0.5\n')
+    assert "until" in msg and "[[workloads]]" in msg
     path = tmp_path / "plain.toml"
     path.write_text(BASE + '[[sources]]\nhost = "A"\nto = "B"\nload = 0.5\n')
     plain = cnsim.run(path)

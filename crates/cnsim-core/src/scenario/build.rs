@@ -275,6 +275,12 @@ impl<'a> Builder<'a> {
         )?;
         let workloads =
             self.workloads(&raw.workloads, &nodes, &by_name, &links, duration, origin)?;
+        if raw.until == Some(RawUntil::FlowsFinished) && workloads.is_empty() {
+            return Err(self.err(
+                &root.key("until"),
+                "\"flows_finished\" ends the run when the last workload flow finishes: expected a [[workloads]] entry (enabled), found none",
+            ));
+        }
         self.check_connectivity(&nodes, &links, &sources, &entries.sources)?;
         self.check_flow_names(&nodes, &sources, &entries.sources)?;
         self.check_switch_buffers(&nodes, &sources, &entries.switches)?;
