@@ -84,7 +84,10 @@ fn a_lone_flow_takes_exactly_its_ideal_time() {
         assert_eq!(fct_ps(f), f.record.ideal.0, "latency {lat}, {size} B");
         assert_eq!(f.counters.volume.delivered_bytes, size);
         // The run ended with the flow.
-        assert_eq!(r.summary.flows_finished_s, Some(f.record.finish.unwrap().as_secs_f64()));
+        assert_eq!(
+            r.summary.flows_finished_s,
+            Some(f.record.finish.unwrap().as_secs_f64())
+        );
     }
 }
 
@@ -106,14 +109,21 @@ fn flows_start_when_given_and_finish_once_with_every_byte() {
     assert_eq!(w[1].record.size, 64_000);
     assert_eq!((w[2].src.as_str(), w[2].dst.as_str()), ("H2", "H1"));
     for f in w {
-        assert_eq!(f.counters.volume.delivered_bytes, f.record.size, "{}", f.name);
+        assert_eq!(
+            f.counters.volume.delivered_bytes, f.record.size,
+            "{}",
+            f.name
+        );
         // Sharing the path costs time; alone it would be the ideal.
         assert!(fct_ps(f) >= f.record.ideal.0, "{}", f.name);
     }
     // The reverse flow shares no output port with the others: ideal.
     assert_eq!(fct_ps(&w[2]), w[2].record.ideal.0);
     let s = &r.summary.workloads[0];
-    assert_eq!((s.flows, s.finished, s.unfinished, s.bytes), (3, 3, 0, 267_000));
+    assert_eq!(
+        (s.flows, s.finished, s.unfinished, s.bytes),
+        (3, 3, 0, 267_000)
+    );
     // The series' workload row holds the bytes of all three flows.
     let row = &r.series.flow_rx_bytes[..r.series.n_bins];
     assert_eq!(row.iter().sum::<u64>(), 267_000);
@@ -166,11 +176,23 @@ fn an_incast_under_pfc_finishes_without_loss_and_ends_the_run() {
         assert!(f.record.finish.is_some(), "{}", f.name);
     }
     // 12 × 250 KB through one 40 Gb/s port takes at least 600 µs.
-    let first_done = w[..12].iter().map(|f| f.record.finish.unwrap().0).max().unwrap();
+    let first_done = w[..12]
+        .iter()
+        .map(|f| f.record.finish.unwrap().0)
+        .max()
+        .unwrap();
     assert!(first_done >= 100_000_000 + 600_000_000);
     let end = r.summary.flows_finished_s.expect("every flow finished");
     assert!(end < 0.005, "{end}");
-    assert_eq!(end, w[12..].iter().map(|f| f.record.finish.unwrap()).max().unwrap().as_secs_f64());
+    assert_eq!(
+        end,
+        w[12..]
+            .iter()
+            .map(|f| f.record.finish.unwrap())
+            .max()
+            .unwrap()
+            .as_secs_f64()
+    );
 }
 
 #[test]
@@ -201,7 +223,15 @@ fn poisson_flows_are_the_same_for_a_seed_and_differ_across_seeds() {
     let key = |r: &cnsim_core::RunResult| {
         r.workload_flows
             .iter()
-            .map(|f| (f.record.start, f.src.clone(), f.dst.clone(), f.record.size, f.record.finish))
+            .map(|f| {
+                (
+                    f.record.start,
+                    f.src.clone(),
+                    f.dst.clone(),
+                    f.record.size,
+                    f.record.finish,
+                )
+            })
             .collect::<Vec<_>>()
     };
     assert!(!key(&a).is_empty());

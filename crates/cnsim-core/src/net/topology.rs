@@ -135,6 +135,14 @@ pub struct LinkSpec {
     pub delay: Time,
 }
 
+/// The rate of the first link of `node` (a host's only link), if it has one.
+pub fn link_rate_of(links: &[LinkSpec], node: usize) -> Option<crate::units::Rate> {
+    links
+        .iter()
+        .find(|l| l.a == node || l.b == node)
+        .map(|l| l.rate)
+}
+
 /// The nodes linked to `node`, in link order (once per link).
 pub fn neighbours(links: &[LinkSpec], node: usize) -> impl Iterator<Item = usize> + '_ {
     links.iter().filter_map(move |l| {

@@ -374,7 +374,10 @@ impl<'a> Builder<'a> {
                 .sources
                 .iter()
                 .any(|s| s.transport == Transport::Tcp)
-            || scenario.workloads.iter().any(|w| w.transport == Transport::Tcp)
+            || scenario
+                .workloads
+                .iter()
+                .any(|w| w.transport == Transport::Tcp)
         {
             let t = self.tcp(raw.tcp.as_ref().unwrap_or(&RawTcp::default()))?;
             self.check_connection_sources(
@@ -392,7 +395,10 @@ impl<'a> Builder<'a> {
                 .sources
                 .iter()
                 .any(|s| s.transport == Transport::Roce)
-            || scenario.workloads.iter().any(|w| w.transport == Transport::Roce)
+            || scenario
+                .workloads
+                .iter()
+                .any(|w| w.transport == Transport::Roce)
         {
             let r = self.roce(raw.roce.as_ref().unwrap_or(&RawRoce::default()))?;
             self.check_connection_sources(
@@ -686,9 +692,5 @@ impl<'a> Builder<'a> {
 }
 
 pub(super) fn link_rate_of(host: usize, links: &[LinkSpec]) -> Rate {
-    links
-        .iter()
-        .find(|l| l.a == host || l.b == host)
-        .map(|l| l.rate)
-        .unwrap_or(DEFAULT_LINK_RATE)
+    crate::net::topology::link_rate_of(links, host).unwrap_or(DEFAULT_LINK_RATE)
 }

@@ -8,7 +8,9 @@ use super::schema::*;
 use super::spec::*;
 use crate::net::routing::Reach;
 use crate::traffic::cdf::{self, SizeCdf};
-use crate::traffic::workload::{Arrivals, Destinations as Dests, FlowArrival, IncastEvents, WorkloadSpec};
+use crate::traffic::workload::{
+    Arrivals, Destinations as Dests, FlowArrival, IncastEvents, WorkloadSpec,
+};
 use crate::units::Time;
 use std::collections::HashMap;
 
@@ -90,7 +92,10 @@ impl Builder<'_> {
                 if hosts.len() < 2 {
                     return Err(self.err(
                         &hp,
-                        format!("expected at least two hosts (flows go from one to another), found {}", hosts.len()),
+                        format!(
+                            "expected at least two hosts (flows go from one to another), found {}",
+                            hosts.len()
+                        ),
                     ));
                 }
                 self.check_reach(&reach, nodes, &hosts, &hp)?;
@@ -112,24 +117,51 @@ impl Builder<'_> {
                     ));
                 }
                 if need_window && stop <= start {
-                    let sp = if w.stop.is_some() { p.key("stop") } else { p.clone() };
-                    return Err(self.err(&sp, format!("expected stop after start ({start}), found {stop}")));
+                    let sp = if w.stop.is_some() {
+                        p.key("stop")
+                    } else {
+                        p.clone()
+                    };
+                    return Err(self.err(
+                        &sp,
+                        format!("expected stop after start ({start}), found {stop}"),
+                    ));
                 }
                 Ok((start, stop))
             };
             let load = |key: &str| -> Result<f64, ScenarioError> {
                 match w.load {
                     Some(l) if l.is_finite() && l > 0.0 && l <= 1.0 => Ok(l),
-                    Some(l) => Err(self.err(&p.key(key), format!("expected a load in (0, 1] (fraction of the link rate), found {l}"))),
+                    Some(l) => Err(self.err(
+                        &p.key(key),
+                        format!("expected a load in (0, 1] (fraction of the link rate), found {l}"),
+                    )),
                     None => Err(self.err(&p, format!("missing field '{key}' (required)"))),
                 }
             };
             let kind = w.kind.unwrap_or(WorkloadKind::Poisson);
             // Keys that belong to another kind are mistakes, not ignored.
             let foreign: &[(&str, bool)] = match kind {
-                WorkloadKind::Poisson => &[("fan_in", w.fan_in.is_some()), ("bytes", w.bytes.is_some()), ("at", w.at.is_some()), ("flows", w.flows.is_some())],
-                WorkloadKind::Incast => &[("sizes", w.sizes.is_some()), ("flows", w.flows.is_some())],
-                WorkloadKind::List => &[("hosts", w.hosts.is_some()), ("sizes", w.sizes.is_some()), ("load", w.load.is_some()), ("to", w.to.is_some()), ("start", w.start.is_some()), ("stop", w.stop.is_some()), ("fan_in", w.fan_in.is_some()), ("bytes", w.bytes.is_some()), ("at", w.at.is_some())],
+                WorkloadKind::Poisson => &[
+                    ("fan_in", w.fan_in.is_some()),
+                    ("bytes", w.bytes.is_some()),
+                    ("at", w.at.is_some()),
+                    ("flows", w.flows.is_some()),
+                ],
+                WorkloadKind::Incast => {
+                    &[("sizes", w.sizes.is_some()), ("flows", w.flows.is_some())]
+                }
+                WorkloadKind::List => &[
+                    ("hosts", w.hosts.is_some()),
+                    ("sizes", w.sizes.is_some()),
+                    ("load", w.load.is_some()),
+                    ("to", w.to.is_some()),
+                    ("start", w.start.is_some()),
+                    ("stop", w.stop.is_some()),
+                    ("fan_in", w.fan_in.is_some()),
+                    ("bytes", w.bytes.is_some()),
+                    ("at", w.at.is_some()),
+                ],
             };
             if let Some((key, _)) = foreign.iter().find(|(_, set)| *set) {
                 let kind_name = match kind {
@@ -137,7 +169,10 @@ impl Builder<'_> {
                     WorkloadKind::Incast => "incast",
                     WorkloadKind::List => "list",
                 };
-                return Err(self.err(&p.key(key), format!("'{key}' does not apply to kind = \"{kind_name}\"")));
+                return Err(self.err(
+                    &p.key(key),
+                    format!("'{key}' does not apply to kind = \"{kind_name}\""),
+                ));
             }
             let arrivals = match kind {
                 WorkloadKind::Poisson => {
@@ -148,11 +183,18 @@ impl Builder<'_> {
                         None => Dests::Hosts,
                         Some(Destinations::One(s)) if s == "*" => Dests::Hosts,
                         Some(Destinations::One(s)) if s == "permutation" => Dests::Permutation,
-                        Some(Destinations::One(s)) => Dests::Among(vec![self.host_index(s, &p.key("to"), nodes, by_name)?]),
+                        Some(Destinations::One(s)) => {
+                            Dests::Among(vec![self.host_index(s, &p.key("to"), nodes, by_name)?])
+                        }
                         Some(Destinations::Many(list)) => {
                             let mut v = Vec::with_capacity(list.len());
                             for (k, n) in list.iter().enumerate() {
-                                v.push(self.host_index(n, &p.key("to").index(k), nodes, by_name)?);
+                                v.push(self.host_index(
+                                    n,
+                                    &p.key("to").index(k),
+                                    nodes,
+                                    by_name,
+                                )?);
                             }
                             Dests::Among(v)
                         }
@@ -160,14 +202,24 @@ impl Builder<'_> {
                     if let Dests::Among(list) = &to {
                         // Every sender needs a destination other than itself.
                         if let Some(&h) = hosts.iter().find(|&&h| list.iter().all(|&d| d == h)) {
-                            return Err(self.err(&p.key("to"), format!("host '{}' has no destination but itself", nodes[h].name)));
+                            return Err(self.err(
+                                &p.key("to"),
+                                format!("host '{}' has no destination but itself", nodes[h].name),
+                            ));
                         }
                         let mut all = hosts.clone();
                         all.extend(list);
                         self.check_reach(&reach, nodes, &all, &p.key("to"))?;
                     }
                     let (start, stop) = window(true)?;
-                    Arrivals::Poisson { hosts, sizes, load, to, start, stop }
+                    Arrivals::Poisson {
+                        hosts,
+                        sizes,
+                        load,
+                        to,
+                        start,
+                        stop,
+                    }
                 }
                 WorkloadKind::Incast => {
                     let hosts = host_list("hosts")?;
@@ -184,7 +236,9 @@ impl Builder<'_> {
                             return Err(self.err(&p.key("to"), "expected one receiving host (an incast has one receiver per event), found a list"))
                         }
                     };
-                    let fan_in = w.fan_in.ok_or_else(|| self.err(&p, "missing field 'fan_in' (required)"))?;
+                    let fan_in = w
+                        .fan_in
+                        .ok_or_else(|| self.err(&p, "missing field 'fan_in' (required)"))?;
                     let senders = hosts.iter().filter(|&&h| Some(h) != to).count() as u64
                         - u64::from(to.is_none());
                     if fan_in == 0 || fan_in > senders {
@@ -198,8 +252,16 @@ impl Builder<'_> {
                         Some(b) => self.bytes_value(b, &p.key("bytes"))?,
                     };
                     let events = match (&w.at, w.load) {
-                        (Some(_), Some(_)) => return Err(self.err(&p.key("load"), "give either 'at' or 'load', not both")),
-                        (None, None) => return Err(self.err(&p, "missing field 'at' or 'load' (one is required)")),
+                        (Some(_), Some(_)) => {
+                            return Err(
+                                self.err(&p.key("load"), "give either 'at' or 'load', not both")
+                            )
+                        }
+                        (None, None) => {
+                            return Err(
+                                self.err(&p, "missing field 'at' or 'load' (one is required)")
+                            )
+                        }
                         (Some(at), None) => {
                             let (list, many) = match at {
                                 RawTimes::One(t) => (vec![t.clone()], false),
@@ -207,7 +269,11 @@ impl Builder<'_> {
                             };
                             let mut times = Vec::with_capacity(list.len());
                             for (k, t) in list.iter().enumerate() {
-                                let tp = if many { p.key("at").index(k) } else { p.key("at") };
+                                let tp = if many {
+                                    p.key("at").index(k)
+                                } else {
+                                    p.key("at")
+                                };
                                 let t = self.time(t, &tp)?;
                                 if t >= duration {
                                     return Err(self.err(&tp, format!("expected a time before the end of the run (duration {duration}), found {t}")));
@@ -226,12 +292,23 @@ impl Builder<'_> {
                             IncastEvents::Poisson { load, start, stop }
                         }
                     };
-                    Arrivals::Incast { hosts, to, fan_in: fan_in as usize, bytes, events }
+                    Arrivals::Incast {
+                        hosts,
+                        to,
+                        fan_in: fan_in as usize,
+                        bytes,
+                        events,
+                    }
                 }
                 WorkloadKind::List => {
-                    let list = w.flows.as_ref().ok_or_else(|| self.err(&p, "missing field 'flows' (required for kind = \"list\")"))?;
+                    let list = w.flows.as_ref().ok_or_else(|| {
+                        self.err(&p, "missing field 'flows' (required for kind = \"list\")")
+                    })?;
                     if list.len() as u64 > MAX_FLOWS {
-                        return Err(self.err(&p.key("flows"), format!("expected at most {MAX_FLOWS} flows, found {}", list.len())));
+                        return Err(self.err(
+                            &p.key("flows"),
+                            format!("expected at most {MAX_FLOWS} flows, found {}", list.len()),
+                        ));
                     }
                     let mut flows = Vec::with_capacity(list.len());
                     for (k, f) in list.iter().enumerate() {
@@ -239,10 +316,19 @@ impl Builder<'_> {
                         let src = self.host_index(&f.from, &fp.key("from"), nodes, by_name)?;
                         let dst = self.host_index(&f.to, &fp.key("to"), nodes, by_name)?;
                         if src == dst {
-                            return Err(self.err(&fp.key("to"), format!("a flow cannot go to its own host '{}'", f.to)));
+                            return Err(self.err(
+                                &fp.key("to"),
+                                format!("a flow cannot go to its own host '{}'", f.to),
+                            ));
                         }
                         if !reach.reachable(src, dst) {
-                            return Err(self.err(&fp.key("to"), format!("host '{}' cannot reach '{}': no path through switches", f.from, f.to)));
+                            return Err(self.err(
+                                &fp.key("to"),
+                                format!(
+                                    "host '{}' cannot reach '{}': no path through switches",
+                                    f.from, f.to
+                                ),
+                            ));
                         }
                         let size = self.bytes_value(&f.size, &fp.key("size"))?;
                         let start = self.time(&f.start, &fp.key("start"))?;
@@ -251,16 +337,31 @@ impl Builder<'_> {
                         }
                         let priority = match f.priority {
                             Some(c) if c as usize >= crate::flowctl::pfc::PFC_CLASSES => {
-                                return Err(self.err(&fp.key("priority"), format!("expected a class from 0 to 7, found {c}")))
+                                return Err(self.err(
+                                    &fp.key("priority"),
+                                    format!("expected a class from 0 to 7, found {c}"),
+                                ))
                             }
                             c => c.unwrap_or(priority),
                         };
-                        flows.push(FlowArrival { start, src, dst, size, priority });
+                        flows.push(FlowArrival {
+                            start,
+                            src,
+                            dst,
+                            size,
+                            priority,
+                        });
                     }
                     Arrivals::List { flows }
                 }
             };
-            out.push(WorkloadSpec { name: name.clone(), transport, frame, priority, arrivals });
+            out.push(WorkloadSpec {
+                name: name.clone(),
+                transport,
+                frame,
+                priority,
+                arrivals,
+            });
         }
         Ok(out)
     }
@@ -279,10 +380,18 @@ impl Builder<'_> {
 
     /// The distribution `sizes` names: a shipped one, or a CSV file
     /// relative to the scenario's folder.
-    fn size_cdf(&self, sizes: Option<&str>, p: &FieldPath, origin: &str) -> Result<SizeCdf, ScenarioError> {
+    fn size_cdf(
+        &self,
+        sizes: Option<&str>,
+        p: &FieldPath,
+        origin: &str,
+    ) -> Result<SizeCdf, ScenarioError> {
         let sp = p.key("sizes");
         let Some(name) = sizes else {
-            return Err(self.err(p, "missing field 'sizes' (required: \"websearch\", \"fb_hadoop\" or a CSV file)"));
+            return Err(self.err(
+                p,
+                "missing field 'sizes' (required: \"websearch\", \"fb_hadoop\" or a CSV file)",
+            ));
         };
         let (text, file) = match cdf::shipped(name) {
             Some(t) => (t.to_string(), name.to_string()),
@@ -305,17 +414,30 @@ impl Builder<'_> {
             }
         };
         SizeCdf::parse(&text).map_err(|e| {
-            let at = if e.line > 0 { format!("{file}, line {}", e.line) } else { file.clone() };
+            let at = if e.line > 0 {
+                format!("{file}, line {}", e.line)
+            } else {
+                file.clone()
+            };
             self.err(&sp, format!("{at}: {}", e.message))
         })
     }
 
     /// Every host of `hosts` reaches every other (they share a component).
-    fn check_reach(&self, reach: &Reach, nodes: &[NodeSpec], hosts: &[usize], p: &FieldPath) -> Result<(), ScenarioError> {
+    fn check_reach(
+        &self,
+        reach: &Reach,
+        nodes: &[NodeSpec],
+        hosts: &[usize],
+        p: &FieldPath,
+    ) -> Result<(), ScenarioError> {
         if let Some(&h) = hosts.iter().find(|&&h| !reach.reachable(hosts[0], h)) {
             return Err(self.err(
                 p,
-                format!("host '{}' cannot reach '{}': no path through switches", nodes[hosts[0]].name, nodes[h].name),
+                format!(
+                    "host '{}' cannot reach '{}': no path through switches",
+                    nodes[hosts[0]].name, nodes[h].name
+                ),
             ));
         }
         Ok(())

@@ -62,7 +62,10 @@ impl Scenario {
                     "first_start_s": flows.first().map(|f| f.start.as_secs_f64()),
                     "last_start_s": flows.last().map(|f| f.start.as_secs_f64()),
                 });
-                if let Arrivals::Poisson { sizes, load, hosts, .. } = &w.arrivals {
+                if let Arrivals::Poisson {
+                    sizes, load, hosts, ..
+                } = &w.arrivals
+                {
                     v["load"] = json!(load);
                     v["hosts"] = json!(hosts.len());
                     v["mean_size_bytes"] = json!(sizes.mean());

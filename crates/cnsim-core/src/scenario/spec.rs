@@ -213,11 +213,7 @@ impl Scenario {
 
     /// The rate of a host's link (a scenario's hosts have one each).
     pub fn host_rate(&self, host: usize) -> Rate {
-        self.links
-            .iter()
-            .find(|l| l.a == host || l.b == host)
-            .map(|l| l.rate)
-            .expect("every host has a link")
+        crate::net::topology::link_rate_of(&self.links, host).expect("every host has a link")
     }
 
     /// Every flow of a run with `seed`: the sources' flows, then each

@@ -107,10 +107,18 @@ impl Simulator {
     /// Start every workload flow due now, then schedule the next start.
     pub(super) fn start_flows(&mut self) {
         let first = self.workload.first;
-        while let Some(&t) = self.workload.start.get((self.workload.next - first) as usize) {
+        while let Some(&t) = self
+            .workload
+            .start
+            .get((self.workload.next - first) as usize)
+        {
             if t > self.now {
-                self.events
-                    .schedule(t, Event::FlowStart { flow: self.workload.next });
+                self.events.schedule(
+                    t,
+                    Event::FlowStart {
+                        flow: self.workload.next,
+                    },
+                );
                 return;
             }
             let flow = self.workload.next;

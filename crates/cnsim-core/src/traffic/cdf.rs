@@ -104,7 +104,10 @@ impl SizeCdf {
             }),
             Some(&(_, p)) if p != 1.0 => Err(CdfError {
                 line: 0,
-                message: format!("expected the CDF to end at 100 (percent), found {}", p * 100.0),
+                message: format!(
+                    "expected the CDF to end at 100 (percent), found {}",
+                    p * 100.0
+                ),
             }),
             Some(&(s, _)) if s < 1.0 => Err(CdfError {
                 line: 0,
@@ -190,6 +193,12 @@ mod tests {
         let e = SizeCdf::parse("0,0\n500,90\n").unwrap_err();
         assert_eq!(e.line, 0);
         assert!(e.message.contains("end at 100"), "{}", e.message);
-        assert_eq!(SizeCdf::parse("size,cdf\n0,0\n10,100\n").unwrap().points.len(), 2);
+        assert_eq!(
+            SizeCdf::parse("size,cdf\n0,0\n10,100\n")
+                .unwrap()
+                .points
+                .len(),
+            2
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! Traffic sources.
 
-pub mod source;
 pub mod cdf;
+pub mod source;
 pub mod workload;

@@ -64,7 +64,11 @@ pub enum IncastEvents {
     At(Vec<Time>),
     /// Poisson events in [start, stop) whose bytes average `load` × the
     /// summed link rates of the workload's hosts.
-    Poisson { load: f64, start: Time, stop: Time },
+    Poisson {
+        load: f64,
+        start: Time,
+        stop: Time,
+    },
 }
 
 /// One flow: `size` bytes from host node `src` to host node `dst`,
@@ -196,7 +200,11 @@ fn other(set: &[usize], me: usize, rng: &mut Stream) -> usize {
     let n = set.len() - usize::from(set.contains(&me));
     let k = below(rng, n);
     // The k-th host of the set, skipping `me`.
-    set.iter().copied().filter(|&h| h != me).nth(k).expect("k < n")
+    set.iter()
+        .copied()
+        .filter(|&h| h != me)
+        .nth(k)
+        .expect("k < n")
 }
 
 /// A uniformly drawn permutation of `hosts` without fixed points (by
@@ -264,7 +272,9 @@ mod tests {
         let mut d: f64 = 0.0;
         for (i, &s) in drawn.iter().enumerate() {
             let f = cdf(s as f64);
-            d = d.max((f - i as f64 / n).abs()).max((f - (i + 1) as f64 / n).abs());
+            d = d
+                .max((f - i as f64 / n).abs())
+                .max((f - (i + 1) as f64 / n).abs());
         }
         // The KS critical value at the 1% level: 1.628 / sqrt(n).
         assert!(d < 1.628 / n.sqrt(), "KS distance {d}");
@@ -334,7 +344,9 @@ mod tests {
         assert_eq!(flows.len(), 20);
         for (k, t) in [(0, Time::from_us(100)), (10, Time::from_us(250))] {
             let event = &flows[k..k + 10];
-            assert!(event.iter().all(|f| f.start == t && f.dst == 4 && f.size == 500_000));
+            assert!(event
+                .iter()
+                .all(|f| f.start == t && f.dst == 4 && f.size == 500_000));
             let mut senders: Vec<usize> = event.iter().map(|f| f.src).collect();
             senders.sort_unstable();
             senders.dedup();
