@@ -146,15 +146,19 @@ impl PfcEffects {
 /// A paused class starts no new frame; the frame already on the wire is
 /// finished (802.3 never cuts a frame), which is the transmitter's concern,
 /// not this type's. MAC control frames (PFC itself) are never paused.
+///
+/// In memory the mask comes first, then the timers (lowest classes first):
+/// the transmitter reads them at every frame.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 pub struct PfcReceiver {
+    /// Bit n: class n is paused (the timers' state, kept for the
+    /// transmitter's test at every frame).
+    mask: u8,
     /// Each class's timer: PAUSE's receiver, with its own generation.
     timers: [PauseReceiver; PFC_CLASSES],
     /// When each paused class's timer runs out; stale while it runs.
     until: [Time; PFC_CLASSES],
-    /// Bit n: class n is paused (the timers' state, kept for the
-    /// transmitter's test at every frame).
-    mask: u8,
 }
 
 impl PfcReceiver {
@@ -234,7 +238,10 @@ impl PfcReceiver {
 /// time. The engine schedules `refresh` at the time `sent` returns, if the
 /// switch refreshes; a refresh that finds nothing due (the class was
 /// released, or sent again since) does nothing, so no generation is needed.
+///
+/// `held` comes first in memory: admissions and releases read it.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 pub struct PfcSender {
     /// Classes held: XOFF decided and no XON since.
     held: u8,

@@ -129,6 +129,7 @@ impl EcnRule {
 
     /// The probability of marking a frame when the queue holds `queue`
     /// bytes.
+    #[inline]
     pub fn mark_probability(&self, queue: Bytes) -> f64 {
         match *self {
             EcnRule::Red { kmin, kmax, pmax } => {
@@ -155,6 +156,14 @@ impl EcnRule {
     /// is taken from `rng` only for a probability strictly between 0 and 1
     /// (the ramp of RED), so a step rule never moves its stream.
     pub fn should_mark(&self, queue: Bytes, rng: &mut Stream) -> bool {
+        self.should_mark_drawing(queue, || unit_open0(rng))
+    }
+
+    /// `should_mark` with the draw left to `uniform` (uniform in (0, 1]),
+    /// called only on RED's ramp: the engine reaches its switch's stream
+    /// only then.
+    #[inline]
+    pub fn should_mark_drawing(&self, queue: Bytes, uniform: impl FnOnce() -> f64) -> bool {
         let p = self.mark_probability(queue);
         if p <= 0.0 {
             false
@@ -162,9 +171,19 @@ impl EcnRule {
             true
         } else {
             // u is uniform in (0, 1]: P(u <= p) = p, to 2^-53.
-            unit_open0(rng) <= p
+            uniform() <= p
         }
     }
+}
+
+/// One egress port's marking, resolved from its switch's `SwitchEcn`: the
+/// classes whose queues mark (bit n: class n), where, and the rule for the
+/// port's link rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PortMarking {
+    pub classes: u8,
+    pub at: MarkAt,
+    pub rule: EcnRule,
 }
 
 #[cfg(test)]

@@ -246,20 +246,26 @@ pub enum Admission {
     HeadroomOverflow,
 }
 
+/// One ingress (port, priority): its limits beside its use, so that an
+/// admission reads one place.
+#[derive(Debug, Clone, Copy, Default)]
+struct IngressCell {
+    reserve_limit: u64,
+    headroom_limit: u64,
+    used: IngressUse,
+}
+
 /// A switch's buffer state.
 #[derive(Debug, Clone)]
 pub struct Mmu {
     classes: [ClassMode; CLASSES],
-    reserve: Vec<Bytes>,
-    headroom: Vec<Bytes>,
     /// Size of the shared pool.
     pool: u64,
     /// Bytes of the shared pool in use, over all queues.
     shared_used: u64,
     /// Bytes of headroom in use, over all queues.
     headroom_used: u64,
-    ingress: Vec<IngressUse>,
-    egress: Vec<Bytes>,
+    ingress: Vec<IngressCell>,
 }
 
 #[inline]
@@ -308,18 +314,25 @@ impl Mmu {
         let pool = spec.total.0 - reserved - headroom;
         Ok(Mmu {
             classes: spec.classes,
-            reserve: spec.reserve.clone(),
-            headroom: spec.headroom.clone(),
             pool,
             shared_used: 0,
             headroom_used: 0,
-            ingress: vec![IngressUse::default(); cells],
-            egress: vec![Bytes(0); cells],
+            ingress: spec
+                .reserve
+                .iter()
+                .zip(&spec.headroom)
+                .map(|(r, h)| IngressCell {
+                    reserve_limit: r.0,
+                    headroom_limit: h.0,
+                    used: IngressUse::default(),
+                })
+                .collect(),
         })
     }
 
     /// A frame of `bytes` arrives on `in_port` at priority `prio`, bound
-    /// for `out_port`.
+    /// for an egress queue of that priority holding `egress_queued` bytes
+    /// (the switch's port counts those; the MMU does not keep a copy).
     ///
     /// Its bytes fill the reserve first (a frame may straddle the reserve's
     /// end: the reserve is then exactly full). The rest goes, whole, into
@@ -329,12 +342,13 @@ impl Mmu {
     /// queue's bytes after the frame are at most its egress threshold. The
     /// threshold is the one before the frame. Otherwise a lossless rest
     /// goes into headroom if it fits there, and a lossy frame is dropped.
-    pub fn admit(&mut self, in_port: usize, out_port: usize, prio: u8, bytes: u32) -> Admission {
+    #[inline]
+    pub fn admit(&mut self, in_port: usize, prio: u8, bytes: u32, egress_queued: u64) -> Admission {
         let i = index(in_port, prio);
-        let e = index(out_port, prio);
         let bytes = bytes as u64;
-        let used = self.ingress[i];
-        let to_reserve = bytes.min(self.reserve[i].0 - used.reserve.0);
+        let cell = self.ingress[i];
+        let used = cell.used;
+        let to_reserve = bytes.min(cell.reserve_limit - used.reserve.0);
         let rest = bytes - to_reserve;
         let free = self.pool - self.shared_used;
         let fits_pool = rest <= free;
@@ -343,31 +357,30 @@ impl Mmu {
             ClassMode::Lossless { xoff, .. } => {
                 if fits_pool && used.shared.0 + rest <= xoff.bytes(free) {
                     (rest, 0)
-                } else if used.headroom.0 + rest <= self.headroom[i].0 {
+                } else if used.headroom.0 + rest <= cell.headroom_limit {
                     (0, rest)
                 } else {
                     return Admission::HeadroomOverflow;
                 }
             }
             ClassMode::Lossy { egress } => {
-                if fits_pool && self.egress[e].0 + bytes <= egress.bytes(free) {
+                if fits_pool && egress_queued + bytes <= egress.bytes(free) {
                     (rest, 0)
                 } else {
                     return Admission::Dropped;
                 }
             }
         };
-        let u = &mut self.ingress[i];
+        let u = &mut self.ingress[i].used;
         u.reserve.0 += to_reserve;
         u.shared.0 += to_shared;
         u.headroom.0 += to_headroom;
         self.shared_used += to_shared;
         self.headroom_used += to_headroom;
-        self.egress[e].0 += bytes;
         Admission::Admitted
     }
 
-    /// A frame admitted with the same ports and priority has left.
+    /// A frame admitted from the same port with the same priority has left.
     ///
     /// The counters do not remember which bytes a given frame took: the
     /// bytes come off headroom first, then the shared pool, then the
@@ -378,24 +391,23 @@ impl Mmu {
     /// reserve is private. The queue's state is then as if it had filled
     /// up to its current level in admission order: it uses shared room or
     /// headroom only with a full reserve.
-    pub fn release(&mut self, in_port: usize, out_port: usize, prio: u8, bytes: u32) {
+    #[inline]
+    pub fn release(&mut self, in_port: usize, prio: u8, bytes: u32) {
         let i = index(in_port, prio);
-        let e = index(out_port, prio);
         let bytes = bytes as u64;
-        let u = &mut self.ingress[i];
+        let u = &mut self.ingress[i].used;
         let from_headroom = bytes.min(u.headroom.0);
         let from_shared = (bytes - from_headroom).min(u.shared.0);
         let from_reserve = bytes - from_headroom - from_shared;
         assert!(
-            from_reserve <= u.reserve.0 && bytes <= self.egress[e].0,
-            "release of {bytes} B not held by ingress ({in_port}, {prio}) or egress ({out_port}, {prio})"
+            from_reserve <= u.reserve.0,
+            "release of {bytes} B not held by ingress ({in_port}, {prio})"
         );
         u.headroom.0 -= from_headroom;
         u.shared.0 -= from_shared;
         u.reserve.0 -= from_reserve;
         self.shared_used -= from_shared;
         self.headroom_used -= from_headroom;
-        self.egress[e].0 -= bytes;
     }
 
     /// Whether ingress (`in_port`, `prio`) should be paused: `Some(true)`
@@ -408,6 +420,7 @@ impl Mmu {
     /// A dynamic threshold moves with every change of the shared pool's
     /// use, so any admission or release may change the answer for every
     /// lossless ingress queue of the switch, not only the one it touched.
+    #[inline]
     pub fn pfc_decision(&self, in_port: usize, prio: u8) -> Option<bool> {
         let ClassMode::Lossless {
             xoff,
@@ -416,7 +429,7 @@ impl Mmu {
         else {
             return None;
         };
-        let u = self.ingress[index(in_port, prio)];
+        let u = self.ingress[index(in_port, prio)].used;
         let threshold = xoff.bytes(self.pool - self.shared_used);
         if u.headroom.0 > 0 || u.shared.0 >= threshold {
             Some(true)
@@ -444,11 +457,7 @@ impl Mmu {
     }
 
     pub fn ingress(&self, port: usize, prio: u8) -> IngressUse {
-        self.ingress[index(port, prio)]
-    }
-
-    pub fn egress(&self, port: usize, prio: u8) -> Bytes {
-        self.egress[index(port, prio)]
+        self.ingress[index(port, prio)].used
     }
 
     /// Size of the shared pool.
@@ -473,7 +482,7 @@ impl Mmu {
 
     /// Bytes held, over every ingress queue (a scan, for checks).
     pub fn held(&self) -> Bytes {
-        Bytes(self.ingress.iter().map(|u| u.total().0).sum())
+        Bytes(self.ingress.iter().map(|c| c.used.total().0).sum())
     }
 
     pub fn ports(&self) -> usize {
@@ -496,6 +505,48 @@ mod tests {
         }
     }
 
+    /// An MMU with the egress queues it admits into: the engine's ports
+    /// count those bytes, here a table does.
+    struct Switch {
+        mmu: Mmu,
+        egress: Vec<u64>,
+    }
+
+    impl Switch {
+        fn new(mmu: Mmu) -> Switch {
+            let cells = mmu.ports() * CLASSES;
+            Switch {
+                mmu,
+                egress: vec![0; cells],
+            }
+        }
+
+        fn admit(&mut self, from: usize, to: usize, prio: u8, bytes: u32) -> Admission {
+            let e = index(to, prio);
+            let a = self.mmu.admit(from, prio, bytes, self.egress[e]);
+            if a == Admission::Admitted {
+                self.egress[e] += bytes as u64;
+            }
+            a
+        }
+
+        fn release(&mut self, from: usize, to: usize, prio: u8, bytes: u32) {
+            self.mmu.release(from, prio, bytes);
+            self.egress[index(to, prio)] -= bytes as u64;
+        }
+
+        fn egress(&self, port: usize, prio: u8) -> Bytes {
+            Bytes(self.egress[index(port, prio)])
+        }
+    }
+
+    impl std::ops::Deref for Switch {
+        type Target = Mmu;
+        fn deref(&self) -> &Mmu {
+            &self.mmu
+        }
+    }
+
     /// Priority 3 lossless with `class3`, priority 0 lossy with `class0`,
     /// the others lossy.
     fn mmu(
@@ -505,18 +556,20 @@ mod tests {
         class3: ClassMode,
         reserve: u64,
         headroom: u64,
-    ) -> Mmu {
+    ) -> Switch {
         let mut classes = [LOSSY; CLASSES];
         classes[0] = class0;
         classes[3] = class3;
-        Mmu::new(&MmuSpec::uniform(
-            Bytes(total),
-            ports,
-            classes,
-            Bytes(reserve),
-            Bytes(headroom),
-        ))
-        .unwrap()
+        Switch::new(
+            Mmu::new(&MmuSpec::uniform(
+                Bytes(total),
+                ports,
+                classes,
+                Bytes(reserve),
+                Bytes(headroom),
+            ))
+            .unwrap(),
+        )
     }
 
     #[test]
@@ -829,7 +882,7 @@ mod tests {
             ]
         }
 
-        fn check(m: &Mmu, held: &[(usize, usize, u8, u32)], spec: &MmuSpec) {
+        fn check(m: &Switch, held: &[(usize, usize, u8, u32)], spec: &MmuSpec) {
             let bytes: u64 = held.iter().map(|h| h.3 as u64).sum();
             assert_eq!(m.held(), Bytes(bytes));
             let mut egress = 0;
@@ -867,7 +920,7 @@ mod tests {
                 classes[3] = lossless(Threshold::Dynamic(Alpha::new(1, 4)), 3000);
                 classes[5] = lossless(Threshold::Static(Bytes(20_000)), 2000);
                 let spec = MmuSpec::uniform(Bytes(200_000), 3, classes, Bytes(3000), Bytes(15_000));
-                let mut m = Mmu::new(&spec).unwrap();
+                let mut m = Switch::new(Mmu::new(&spec).unwrap());
                 let mut held = Vec::new();
                 for op in ops {
                     match op {

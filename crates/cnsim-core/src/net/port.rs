@@ -2,6 +2,7 @@
 //! its transmitter. A frame stays at the head of the queue (and in the
 //! buffer) until its last bit has left.
 
+use super::ecn::PortMarking;
 use super::frame::Frame;
 use super::sched::{SchedSpec, Scheduler};
 use crate::flowctl::pause::PortPause;
@@ -35,13 +36,16 @@ impl ServiceSchedule {
 pub struct Port {
     pub node: u32,
     pub peer: u32,
+    /// Its index among its node's ports (a shared buffer's numbering).
+    pub local: u32,
     pub rate: Rate,
     /// Picoseconds per byte at `rate` when that is a whole number (it is for
     /// every rate that divides 8 Tb/s, e.g. 10 Gb/s: 800 ps), else 0.
     ps_per_byte: u64,
     pub delay: Time,
-    /// Reduced service-rate schedule (ports that feed a slow host).
-    pub service: Option<ServiceSchedule>,
+    /// Reduced service-rate schedule (ports that feed a slow host); boxed,
+    /// being rare, to keep the port small.
+    pub service: Option<Box<ServiceSchedule>>,
     pub queue: VecDeque<Frame>,
     /// Strict-priority class for small control frames (reflected probes):
     /// served before `queue`, outside the buffer accounting.
@@ -65,28 +69,36 @@ pub struct Port {
 /// A port's traffic classes: an output queue per class (class 0 is the
 /// port's `queue`), the scheduler choosing among them, the per-class
 /// ingress accounting PFC decides on, and the port's PFC state.
+///
+/// Fields are laid out in the order a frame's enqueue, start and dequeue
+/// read them, on cache-line boundaries (`repr(C)`): a port's classes are
+/// touched a few times per frame, far apart in time, and each line they
+/// spread over is a likely cache miss on a fabric.
+#[repr(C, align(64))]
 pub struct PortClasses {
-    /// Output queues of classes 1..8.
-    upper: [VecDeque<Frame>; PFC_CLASSES - 1],
     /// Bytes queued per class (the port's `occupancy` is their sum).
     pub occupancy: [u64; PFC_CLASSES],
     /// Bit c: class c has a frame queued.
     backlogged: u8,
-    pub sched: Scheduler,
-    /// Bytes held by this switch that arrived on this port, per class.
-    pub ingress: [u64; PFC_CLASSES],
-    /// PFC this port sends upstream, per class.
-    pub pfc_sender: PfcSender,
-    /// PFC this port's transmitter has received, per class.
-    pub pfc_receiver: PfcReceiver,
     /// A PFC frame waiting to go out ahead of data (decisions taken while
     /// it waits join it).
     pub pfc_pending: Option<PfcFrame>,
-    /// The PFC frame on the wire.
-    pub pfc_on_wire: PfcFrame,
+    /// ECN marking on this port's queues (a switch's ports with `ecn`).
+    pub ecn: Option<PortMarking>,
+    /// Output queues of classes 1..8.
+    upper: [VecDeque<Frame>; PFC_CLASSES - 1],
+    pub sched: Scheduler,
     /// Per class: frames transmitted, bytes transmitted, frames dropped,
     /// bytes dropped, largest occupancy.
     pub stats: [ClassStats; PFC_CLASSES],
+    /// PFC this port's transmitter has received, per class.
+    pub pfc_receiver: PfcReceiver,
+    /// PFC this port sends upstream, per class.
+    pub pfc_sender: PfcSender,
+    /// Bytes held by this switch that arrived on this port, per class.
+    pub ingress: [u64; PFC_CLASSES],
+    /// The PFC frame on the wire.
+    pub pfc_on_wire: PfcFrame,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -121,6 +133,7 @@ impl PortClasses {
             pfc_pending: None,
             pfc_on_wire: PfcFrame::default(),
             stats: [ClassStats::default(); PFC_CLASSES],
+            ecn: None,
         }
     }
 }
@@ -141,6 +154,7 @@ impl Port {
         Port {
             node,
             peer,
+            local: 0,
             rate,
             ps_per_byte: if (8 * Time::PS_PER_S) % rate.0 == 0 {
                 8 * Time::PS_PER_S / rate.0

@@ -56,40 +56,48 @@ impl SchedSpec {
     }
 }
 
-/// An output port's scheduler state: DWRR's deficits and turn.
+/// An output port's scheduler state: DWRR's deficits and turn. The turn
+/// comes first and each class's quantum sits beside its deficit, so that a
+/// pick among the first few classes reads one cache line.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Scheduler {
     /// Bit c: class c is strict.
     strict: u8,
-    /// Per class; 0 for strict classes.
-    quantum: [u64; CLASSES],
-    /// Bytes a weighted class may still send.
-    deficit: [u64; CLASSES],
     /// The weighted class whose turn it is (classes are visited 0, 1, …, 7).
     current: u8,
     /// `current` has had its quantum for this turn.
     credited: bool,
+    dwrr: [Dwrr; CLASSES],
+}
+
+/// One class's DWRR state.
+#[derive(Debug, Clone, Copy, Default)]
+struct Dwrr {
+    /// Bytes of credit per turn; 0 for strict classes.
+    quantum: u64,
+    /// Bytes the class may still send.
+    deficit: u64,
 }
 
 impl Scheduler {
     pub fn new(spec: &SchedSpec) -> Scheduler {
         let mut strict = 0;
-        let mut quantum = [0; CLASSES];
+        let mut dwrr = [Dwrr::default(); CLASSES];
         for (c, class) in spec.classes.iter().enumerate() {
             match class {
                 ClassSched::Strict => strict |= 1 << c,
                 ClassSched::Weighted(q) => {
                     assert!(q.0 > 0, "class {c}: a DWRR quantum of zero never sends");
-                    quantum[c] = q.0;
+                    dwrr[c].quantum = q.0;
                 }
             }
         }
         Scheduler {
             strict,
-            quantum,
-            deficit: [0; CLASSES],
             current: 0,
             credited: false,
+            dwrr,
         }
     }
 
@@ -150,13 +158,14 @@ impl Scheduler {
         loop {
             let c = self.current as usize;
             if weighted & (1 << c) != 0 {
+                let d = &mut self.dwrr[c];
                 if !self.credited {
-                    self.deficit[c] += self.quantum[c];
+                    d.deficit += d.quantum;
                     self.credited = true;
                 }
                 let head = head(c as u8) as u64;
-                if head <= self.deficit[c] {
-                    self.deficit[c] -= head;
+                if head <= d.deficit {
+                    d.deficit -= head;
                     return Some(c as u8);
                 }
             }
@@ -170,12 +179,12 @@ impl Scheduler {
     /// The queue of `class` has emptied: it loses its DWRR deficit.
     #[inline]
     pub fn emptied(&mut self, class: u8) {
-        self.deficit[class as usize] = 0;
+        self.dwrr[class as usize].deficit = 0;
     }
 
     /// Bytes class `class` may still send in DWRR.
     pub fn deficit(&self, class: u8) -> u64 {
-        self.deficit[class as usize]
+        self.dwrr[class as usize].deficit
     }
 }
 

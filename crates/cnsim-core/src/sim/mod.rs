@@ -120,8 +120,6 @@ pub struct Simulator {
     /// Some switch marks ECN as frames join a queue / as they leave.
     ecn_at_enqueue: bool,
     ecn_at_dequeue: bool,
-    /// Per port: its index among its node's ports (the MMU's numbering).
-    local_port: Vec<u32>,
     /// Per flow: its data frames are ECN-capable.
     flow_ect: Vec<bool>,
     /// Traffic classes on every port (1 without `[priorities]`).

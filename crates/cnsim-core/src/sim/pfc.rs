@@ -142,7 +142,7 @@ impl Simulator {
             shared: Some(b), ..
         }) = &self.roles[node]
         {
-            let local = self.local_port[port as usize] as usize;
+            let local = self.ports[port as usize].local as usize;
             let s = &mut self.ports[port as usize]
                 .classes
                 .as_deref_mut()

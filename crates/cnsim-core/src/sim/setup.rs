@@ -1,7 +1,7 @@
 //! Building the simulator from a scenario: ports, roles, sources and
 //! the per-flow and per-port state of the configured schemes.
 
-use super::switch::{EcnPorts, SharedBuffer, SwitchState};
+use super::switch::{SharedBuffer, SwitchState};
 use super::workload::WorkloadFlows;
 use super::{adapter::HostState, invariants, Role, Simulator};
 use crate::cm::bcn::CongestionPoint;
@@ -15,7 +15,7 @@ use crate::engine::rng::{component_key, stream, Geometric};
 use crate::engine::EventQueue;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum};
-use crate::net::ecn::MarkAt;
+use crate::net::ecn::{MarkAt, PortMarking};
 use crate::net::mmu::Mmu;
 use crate::net::port::{Port, PortClasses};
 use crate::net::rate_limiter::{Pacing, RateLimiter};
@@ -48,6 +48,11 @@ impl Simulator {
             ports[2 * i].peer = 2 * i as u32 + 1;
             ports[2 * i + 1].peer = 2 * i as u32;
         }
+        for ps in &adj {
+            for (i, &(p, _)) in ps.iter().enumerate() {
+                ports[p as usize].local = i as u32;
+            }
+        }
         let n_classes = sc.priorities.as_ref().map_or(1, |p| p.classes);
         let mut roles = Vec::with_capacity(sc.nodes.len());
         let mut n_buffers = 0;
@@ -58,17 +63,10 @@ impl Simulator {
                     queue_limit: s.queue_limit,
                     pause: s.pause,
                     pfc: s.pfc,
-                    ecn: s.ecn.as_ref().map(|e| {
-                        Box::new(EcnPorts {
-                            classes: e.classes,
-                            at: e.spec.at,
-                            rules: adj[n]
-                                .iter()
-                                .map(|&(p, _)| e.rule_at(sc.links[p as usize / 2].rate))
-                                .collect(),
-                            rng: stream(seed, component_key("ecn", &node.name)),
-                        })
-                    }),
+                    ecn_rng: s
+                        .ecn
+                        .as_ref()
+                        .map(|_| Box::new(stream(seed, component_key("ecn", &node.name)))),
                     shared: s.shared.as_ref().map(|b| {
                         let lossless = s.pfc.map_or(0, |p| p.classes);
                         n_buffers += 1;
@@ -130,7 +128,15 @@ impl Simulator {
                     NodeKind::Switch(s) => s.sched_toward(peer),
                     NodeKind::Host(_) => None,
                 };
-                ports[p].classes = Some(Box::new(PortClasses::new(own.unwrap_or(&sched))));
+                let mut pc = PortClasses::new(own.unwrap_or(&sched));
+                if let NodeKind::Switch(s) = &sc.nodes[ports[p].node as usize].kind {
+                    pc.ecn = s.ecn.as_ref().map(|e| PortMarking {
+                        classes: e.classes,
+                        at: e.spec.at,
+                        rule: e.rule_at(ports[p].rate),
+                    });
+                }
+                ports[p].classes = Some(Box::new(pc));
             }
         }
         let mut to_peer = Vec::with_capacity(ports.len());
@@ -146,7 +152,7 @@ impl Simulator {
             pause_to_peer.push(ports[p].delay + peer_node.response_time());
             to_host.push(peer_node.is_host());
             if let NodeKind::Host(h) = &peer_node.kind {
-                ports[p].service = h.service;
+                ports[p].service = h.service.map(Box::new);
             }
         }
         let flow_specs = sc.run_flows(seed);
@@ -232,15 +238,6 @@ impl Simulator {
             any_pfc,
             ecn_at_enqueue: marks_at(MarkAt::Enqueue),
             ecn_at_dequeue: marks_at(MarkAt::Dequeue),
-            local_port: {
-                let mut local = vec![0; n_ports];
-                for ps in &adj {
-                    for (i, &(p, _)) in ps.iter().enumerate() {
-                        local[p as usize] = i as u32;
-                    }
-                }
-                local
-            },
             // DCQCN's flows are ECN-capable: its switches mark them.
             flow_ect: flow_specs
                 .iter()

@@ -2,10 +2,10 @@
 //! admitted into its output queue (or dropped).
 
 use super::{Role, Simulator};
-use crate::engine::rng::Stream;
+use crate::engine::rng::{unit_open0, Stream};
 use crate::flowctl::pause::PauseSpec;
 use crate::flowctl::pfc::PfcSpec;
-use crate::net::ecn::{Ecn, EcnRule, MarkAt};
+use crate::net::ecn::{Ecn, MarkAt};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::mmu::{Admission, Mmu};
 use crate::net::routing::NO_ROUTE;
@@ -17,20 +17,11 @@ pub(super) struct SwitchState {
     pub(super) queue_limit: Option<u64>,
     pub(super) pause: Option<PauseSpec>,
     pub(super) pfc: Option<PfcSpec>,
-    /// ECN marking on the output queues, with the switch's own stream.
-    pub(super) ecn: Option<Box<EcnPorts>>,
+    /// The stream of the switch's RED marking draws (`ecn`); the rule of
+    /// each port is in its `PortClasses`.
+    pub(super) ecn_rng: Option<Box<Stream>>,
     /// The shared buffer's MMU (`BufferModel::Shared`).
     pub(super) shared: Option<Box<SharedBuffer>>,
-}
-
-/// A switch's ECN marking, resolved per port.
-pub(super) struct EcnPorts {
-    /// Bit n: class n's queues mark.
-    pub(super) classes: u8,
-    pub(super) at: MarkAt,
-    /// The rule of each port, by its place among the switch's ports.
-    pub(super) rules: Box<[EcnRule]>,
-    pub(super) rng: Stream,
 }
 
 /// A shared-buffer switch's MMU and what the results report of it.
@@ -140,7 +131,7 @@ impl Simulator {
         self.occupancy_changed(out as usize, occ);
         self.pause_check(node, out, port);
         if self.ecn_at_enqueue {
-            self.ecn_mark(node, out, frame.class(), MarkAt::Enqueue, None);
+            self.ecn_mark_enqueued(out, frame.class());
         }
         self.try_start(out);
     }
@@ -156,12 +147,14 @@ impl Simulator {
         else {
             return true;
         };
-        let (i, o) = (
-            self.local_port[inp as usize] as usize,
-            self.local_port[out as usize] as usize,
-        );
+        let i = self.ports[inp as usize].local as usize;
+        let queued = self.ports[out as usize]
+            .classes
+            .as_deref()
+            .expect("shared-buffer ports have classes")
+            .occupancy[frame.class() as usize];
         let before = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
-        match b.mmu.admit(i, o, frame.class(), frame.size as u32) {
+        match b.mmu.admit(i, frame.class(), frame.size as u32, queued) {
             Admission::Admitted => {
                 let (row, now) = (b.row, self.now);
                 // A frame that fits its reserve changes neither level.
@@ -189,30 +182,20 @@ impl Simulator {
         }
     }
 
-    /// A frame of `class` and `bytes` admitted from `inp` to `out` at switch
+    /// A frame of `class` and `bytes` admitted from `inp` at switch
     /// `node` has left: the MMU returns its bytes, and PFC may release the
     /// class upstream.
     #[inline(never)]
-    pub(super) fn shared_release(
-        &mut self,
-        node: usize,
-        inp: u32,
-        out: u32,
-        class: u8,
-        bytes: u32,
-    ) {
+    pub(super) fn shared_release(&mut self, node: usize, inp: u32, class: u8, bytes: u32) {
         let Role::Switch(SwitchState {
             shared: Some(b), ..
         }) = &mut self.roles[node]
         else {
             return;
         };
-        let (i, o) = (
-            self.local_port[inp as usize] as usize,
-            self.local_port[out as usize] as usize,
-        );
+        let i = self.ports[inp as usize].local as usize;
         let before = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
-        b.mmu.release(i, o, class, bytes);
+        b.mmu.release(i, class, bytes);
         let (row, now) = (b.row, self.now);
         let (shared, headroom) = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
         if shared != before.0 {
@@ -226,32 +209,32 @@ impl Simulator {
         }
     }
 
-    /// ECN at output `out` of switch `node` for a frame of `class`: at
-    /// enqueue the frame is the class queue's tail and the queue ahead of
-    /// it is what it found; at dequeue it is `leaving`, and the queue is
-    /// what stays behind it. An ECN-capable frame the rule picks becomes CE.
+    /// `ecn_mark` for the frame just queued, out of line: marking at
+    /// enqueue is the rarer placement, and inlined it would weigh on every
+    /// arrival.
     #[inline(never)]
-    pub(super) fn ecn_mark(
-        &mut self,
-        node: usize,
-        out: u32,
-        class: u8,
-        at: MarkAt,
-        leaving: Option<&mut Frame>,
-    ) {
-        let Role::Switch(SwitchState { ecn: Some(ecn), .. }) = &mut self.roles[node] else {
+    fn ecn_mark_enqueued(&mut self, out: u32, class: u8) {
+        self.ecn_mark(out, class, MarkAt::Enqueue, None);
+    }
+
+    /// ECN at output `out` for a frame of `class`: at enqueue the frame is
+    /// the class queue's tail and the queue ahead of it is what it found;
+    /// at dequeue it is `leaving`, and the queue is what stays behind it.
+    /// An ECN-capable frame the port's rule picks becomes CE.
+    #[inline]
+    pub(super) fn ecn_mark(&mut self, out: u32, class: u8, at: MarkAt, leaving: Option<&mut Frame>) {
+        let p = &mut self.ports[out as usize];
+        let node = p.node as usize;
+        let Some(pc) = p.classes.as_deref_mut() else {
             return;
         };
-        if ecn.at != at || ecn.classes & (1 << class) == 0 {
+        let Some(m) = pc.ecn else {
+            return;
+        };
+        if m.at != at || m.classes & (1 << class) == 0 {
             return;
         }
-        let rule = ecn.rules[self.local_port[out as usize] as usize];
-        let p = &mut self.ports[out as usize];
-        let queued = p
-            .classes
-            .as_deref()
-            .expect("ECN ports have classes")
-            .occupancy[class as usize];
+        let queued = pc.occupancy[class as usize];
         let (frame, queue) = match leaving {
             Some(f) => (f, queued),
             None => {
@@ -263,7 +246,17 @@ impl Simulator {
                 (f, queued - size)
             }
         };
-        if frame.ecn().is_ect() && rule.should_mark(Bytes(queue), &mut ecn.rng) {
+        if !frame.ecn().is_ect() {
+            return;
+        }
+        let roles = &mut self.roles;
+        let uniform = || match &mut roles[node] {
+            Role::Switch(SwitchState {
+                ecn_rng: Some(rng), ..
+            }) => unit_open0(rng),
+            _ => unreachable!("a marking port's switch has its stream"),
+        };
+        if m.rule.should_mark_drawing(Bytes(queue), uniform) {
             frame.set_ecn(frame.ecn().mark());
             let pc = self.ports[out as usize]
                 .classes

@@ -89,7 +89,7 @@ impl Simulator {
                 self.queues[pi].tx_bytes += frame.size as u64;
                 self.occupancy_changed(pi, occ);
                 if self.ecn_at_dequeue {
-                    self.ecn_mark(node, port, class, MarkAt::Dequeue, Some(&mut frame));
+                    self.ecn_mark(port, class, MarkAt::Dequeue, Some(&mut frame));
                 }
                 self.send_on_link(port, frame);
                 match &self.roles[node] {
@@ -97,7 +97,7 @@ impl Simulator {
                         let inp = frame.in_port();
                         let shared = sw.shared.is_some();
                         if shared {
-                            self.shared_release(node, inp, port, class, frame.size as u32);
+                            self.shared_release(node, inp, class, frame.size as u32);
                         }
                         let ip = &mut self.ports[inp as usize];
                         ip.input_occupancy = ip.input_occupancy.saturating_sub(frame.size as u64);
