@@ -209,10 +209,12 @@ def test_counters_join_their_rows_by_name_in_any_order():
 
 #: A run with every series of flows and queues: QCN rate limiters and DCTCP flows.
 QCN_TCP = NO_CM.parent.parent / "qcn_tcp" / "hotspot.toml"
-#: A run with the series of shared-buffer switches.
+#: A run with the series of shared-buffer switches and of their ingress queues.
 SHARED = NO_CM.parent.parent / "pfc" / "incast_1000.toml"
 SERIES_NAMES = [name for name, _, _ in _core.SERIES]
-BUFFER_SERIES = [name for name, kind, _ in _core.SERIES if kind == "buffers"]
+#: The kinds of rows only the shared-buffer run has.
+SHARED_KINDS = ("buffers", "ingress")
+BUFFER_SERIES = [name for name, kind, _ in _core.SERIES if kind in SHARED_KINDS]
 
 
 @pytest.fixture(scope="module")
@@ -224,7 +226,11 @@ def raw_qcn_tcp() -> dict:
 
 @pytest.fixture(scope="module")
 def raw_shared() -> dict:
-    return _core.run(SHARED.read_text(), str(SHARED), [("params.senders", "20"), ("duration", "1ms")])
+    return _core.run(
+        SHARED.read_text(),
+        str(SHARED),
+        [("params.senders", "20"), ("duration", "1ms"), ("metrics.ingress_occupancy", "true")],
+    )
 
 
 @pytest.mark.parametrize("fixture", ["raw_qcn_tcp", "raw_shared"])
@@ -232,17 +238,19 @@ def test_run_returns_the_declared_series(request, fixture):
     raw = request.getfixturevalue(fixture)
     assert len(set(SERIES_NAMES)) == len(SERIES_NAMES)
     assert set(raw) >= {"summary", "bin_s", "n_bins", "flows", "queues", *SERIES_NAMES}
+    summary = json.loads(raw["summary"])
     rows = {
         "flows": len(raw["flows"]["name"]),
         "queues": len(raw["queues"]["name"]),
-        "buffers": len(json.loads(raw["summary"]).get("buffers", [])),
+        "buffers": len(summary.get("buffers", [])),
+        "ingress": len(summary.get("ingress", [])),
     }
     for name, kind, dtype in _core.SERIES:
         matrix = raw[name]
         assert matrix.dtype == np.dtype(dtype), name
-        if (fixture == "raw_shared") == (kind == "buffers"):
-            assert matrix.shape == (rows[kind], raw["n_bins"]), name
-        elif kind == "buffers":
+        if (fixture == "raw_shared") == (kind in SHARED_KINDS):
+            assert matrix.shape == (rows[kind], raw["n_bins"]) and rows[kind] > 0, name
+        elif kind in SHARED_KINDS:
             assert matrix.shape == (0, raw["n_bins"]), name
 
 

@@ -18,6 +18,8 @@ A result directory holds::
     pfc_events.parquet           time_s, queue, node, class, quanta, direction (with PFC)
     buffer_occupancy.parquet     time_s, switch, shared_mean_bytes, shared_max_bytes,
                                  headroom_mean_bytes, headroom_max_bytes (shared-buffer switches)
+    ingress_occupancy.parquet    time_s, switch, from, class, mean_bytes, max_bytes (with
+                                 [metrics] ingress_occupancy)
     fct_bins.parquet             slowdown per flow-size percentile bin (with [[workloads]])
     figures/                     only if plots were asked for
     .cnsim-result                marker: written by cnsim, with every file's size and SHA-256
@@ -53,16 +55,17 @@ TABLES = (
     "classes",
     "pfc_events",
     "buffer_occupancy",
+    "ingress_occupancy",
     "fct_bins",
 )
 # Results saved before these tables existed load with them empty.
-_OPTIONAL_TABLES = ("transport", "classes", "pfc_events", "buffer_occupancy", "fct_bins")
+_OPTIONAL_TABLES = ("transport", "classes", "pfc_events", "buffer_occupancy", "ingress_occupancy", "fct_bins")
 FIGURES_DIR = "figures"
 
 _FLOW_META = ("name", "source", "src", "dst")
 _QUEUE_META = ("name", "node", "peer", "node_kind")
-# The engine's binned series by name: what their rows are ("flows", "queues"
-# or "buffers") and their dtype, as cnsim-py declares them.
+# The engine's binned series by name: what their rows are ("flows", "queues",
+# "buffers" or "ingress") and their dtype, as cnsim-py declares them.
 _SERIES = {name: (rows, np.dtype(dtype)) for name, rows, dtype in _core.SERIES}
 
 
@@ -126,6 +129,13 @@ class Result:
         pool in use, time-averaged and peak over the bin),
         headroom_mean_bytes and headroom_max_bytes (headroom in use), one
         row per shared-buffer switch and bin. Empty without shared buffers.
+    ingress_occupancy : DataFrame
+        time_s, switch, from (the neighbour the frames came from), class,
+        mean_bytes and max_bytes (bytes the switch holds that arrived on
+        that port in that class, time-averaged and peak over the bin), one
+        row per switch ingress (port, class) and bin. Recorded only with
+        ``[metrics] ingress_occupancy = true`` (a cost on every frame);
+        empty otherwise.
     fct_bins : DataFrame
         Workload flows sorted by size in 20 bins of 5% of the count
         (:func:`cnsim.fct.bins`): bin, percentile_low/high, flows,
@@ -151,6 +161,7 @@ class Result:
         pfc_events: pd.DataFrame | None = None,
         buffer_occupancy: pd.DataFrame | None = None,
         fct_bins: pd.DataFrame | None = None,
+        ingress_occupancy: pd.DataFrame | None = None,
     ) -> None:
         self.summary = summary
         self.flows = flows
@@ -164,6 +175,7 @@ class Result:
         self.pfc_events = pfc_events if pfc_events is not None else _empty_pfc_events()
         self.buffer_occupancy = buffer_occupancy if buffer_occupancy is not None else _empty_buffer_occupancy()
         self.fct_bins = fct_bins if fct_bins is not None else fct.empty_bins()
+        self.ingress_occupancy = ingress_occupancy if ingress_occupancy is not None else _empty_ingress_occupancy()
         self.path = path
 
     # ------------------------------------------------------------------ accessors
@@ -297,7 +309,8 @@ class Result:
         n_rows = n_flows + len(workload_names)
 
         buffer_names = np.array([b["switch"] for b in summary.get("buffers") or ()], dtype=object)
-        rows = {"flows": n_rows, "queues": n_queues, "buffers": len(buffer_names)}
+        ingress_rows = summary.get("ingress") or []
+        rows = {"flows": n_rows, "queues": n_queues, "buffers": len(buffer_names), "ingress": len(ingress_rows)}
 
         def series(name: str) -> np.ndarray:
             # Converted where used: a run without a scheme's series allocates none.
@@ -402,6 +415,21 @@ class Result:
                     "headroom_max_bytes": series("buffer_headroom_max").ravel().astype(np.int64),
                 }
             )
+        ingress_occupancy = _empty_ingress_occupancy()
+        if ingress_rows:
+            def column(key: str, dtype: Any) -> np.ndarray:
+                return np.repeat(np.array([r[key] for r in ingress_rows], dtype=dtype), n_bins)
+
+            ingress_occupancy = pd.DataFrame(
+                {
+                    "time_s": np.tile(times, len(ingress_rows)),
+                    "switch": column("switch", object),
+                    "from": column("from", object),
+                    "class": column("class", np.int64),
+                    "mean_bytes": series("ingress_occ_mean").ravel(),
+                    "max_bytes": series("ingress_occ_max").ravel().astype(np.int64),
+                }
+            )
         return cls(
             summary,
             flows,
@@ -415,6 +443,7 @@ class Result:
             pfc_events=pfc_events,
             buffer_occupancy=buffer_occupancy,
             fct_bins=fct_bins,
+            ingress_occupancy=ingress_occupancy,
         )
 
     # ------------------------------------------------------------------ persistence
@@ -575,6 +604,18 @@ def _empty_classes() -> pd.DataFrame:
 
 def _empty_pfc_events() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in _PFC_EVENT_COLUMNS.items()})
+
+
+def _empty_ingress_occupancy() -> pd.DataFrame:
+    dtypes = {
+        "time_s": np.float64,
+        "switch": object,
+        "from": object,
+        "class": np.int64,
+        "mean_bytes": np.float64,
+        "max_bytes": np.int64,
+    }
+    return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
 
 
 def _empty_buffer_occupancy() -> pd.DataFrame:

@@ -165,6 +165,11 @@ pub struct Series {
     pub buffer_shared_max: Vec<u64>,
     pub buffer_headroom_mean: Vec<f64>,
     pub buffer_headroom_max: Vec<u64>,
+    /// With `[metrics] ingress_occupancy`, per row of the summary's
+    /// `ingress`: bytes the switch holds from that ingress (port, class),
+    /// time-averaged and peak; empty otherwise.
+    pub ingress_occ_mean: Vec<f64>,
+    pub ingress_occ_max: Vec<u64>,
 }
 
 /// Time to stability of one queue (docs/model.md, "Fairness and time to
@@ -404,6 +409,9 @@ pub struct Summary {
     /// One per shared-buffer switch.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub buffers: Vec<BufferSummary>,
+    /// The rows of the ingress series (`[metrics] ingress_occupancy`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ingress: Vec<IngressRow>,
     /// One per workload.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<WorkloadSummary>,
@@ -432,6 +440,15 @@ pub struct ClassSummary {
     pub pfc_xon_sent: u64,
     /// Frames of the class this queue marked CE (ECN).
     pub ecn_marked: u64,
+}
+
+/// One switch ingress (port, class): the frames of `class` that `switch`
+/// received from `from`.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngressRow {
+    pub switch: String,
+    pub from: String,
+    pub class: u8,
 }
 
 /// A shared-buffer switch's MMU over the run.
@@ -787,6 +804,7 @@ impl RunResult {
             classes,
             pfc: pfc.as_ref().map(|(t, _)| t.clone()),
             buffers,
+            ingress: Vec::new(),
             workloads,
             flows_finished_s: flows_finished.map(|t| t.as_secs_f64()),
         };

@@ -203,6 +203,9 @@ enum Rows {
     Queues,
     /// Shared-buffer switches, in the order of the summary's `buffers`.
     Buffers,
+    /// Switch ingress (port, class) queues, in the order of the summary's
+    /// `ingress`.
+    Ingress,
 }
 
 impl Rows {
@@ -211,6 +214,7 @@ impl Rows {
             Rows::Flows => "flows",
             Rows::Queues => "queues",
             Rows::Buffers => "buffers",
+            Rows::Ingress => "ingress",
         }
     }
 }
@@ -234,6 +238,7 @@ macro_rules! series {
             flows: usize,
             queues: usize,
             buffers: usize,
+            ingress: usize,
         ) -> PyResult<()> {
             let py = out.py();
             $(
@@ -243,6 +248,7 @@ macro_rules! series {
                     (false, Rows::Flows) => flows,
                     (false, Rows::Queues) => queues,
                     (false, Rows::Buffers) => buffers,
+                    (false, Rows::Ingress) => ingress,
                 };
                 out.set_item(stringify!($name), matrix(py, values, rows, s.n_bins)?)?;
             )*
@@ -271,6 +277,8 @@ series! {
     buffer_shared_max: Buffers, u64;
     buffer_headroom_mean: Buffers, f64;
     buffer_headroom_max: Buffers, u64;
+    ingress_occ_mean: Ingress, f64;
+    ingress_occ_max: Ingress, u64;
 }
 
 /// Run a scenario. Returns the summary (JSON) and the binned series as numpy matrices.
@@ -390,7 +398,8 @@ fn run<'py>(
         out.set_item("workload_flows", workload_flows(py, &result.workload_flows, &result.summary.workloads)?)?;
     }
     let n_buffers = result.summary.buffers.len();
-    set_series(&out, s, n_flows, n_queues, n_buffers)?;
+    let n_ingress = result.summary.ingress.len();
+    set_series(&out, s, n_flows, n_queues, n_buffers, n_ingress)?;
     Ok(out)
 }
 

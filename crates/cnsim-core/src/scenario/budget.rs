@@ -24,6 +24,9 @@ const TCP_SERIES: u64 = 32;
 /// DCQCN's or DCTCP's α (a level).
 const ALPHA_SERIES: u64 = 16;
 const PORT_SERIES: u64 = 40;
+/// Per switch ingress (port, class) and bin, with `[metrics]
+/// ingress_occupancy` (a level).
+const INGRESS_SERIES: u64 = 16;
 /// Engine phase: state per flow (counters, limiter, TCP connection, names)
 /// and per port.
 const FLOW_STATE: u64 = 1024;
@@ -53,6 +56,9 @@ const RESULT_TCP_BIN: u64 = 96;
 const RESULT_PORT_BIN: u64 = 175;
 const RESULT_PER_FLOW: u64 = 3300;
 const RESULT_PER_PORT: u64 = 3300;
+/// The ingress table per row and bin: about one of a port's two binned
+/// tables (`RESULT_PORT_BIN`), rounded up.
+const RESULT_INGRESS_BIN: u64 = 100;
 
 /// Bytes a run needs at its peak: the larger of the engine's phase (series,
 /// per-flow and per-port state, routing table) and the result phase (tables
@@ -100,12 +106,22 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
             .saturating_mul(per_flow_bin)
             .saturating_add(ports.saturating_mul(bins).saturating_mul(per_port_bin))
     };
+    // Every port with classes may have a row per class (switch ports only,
+    // so this is an upper bound).
+    let ingress_bins = if sc.metrics.ingress_occupancy {
+        let classes = sc.priorities.as_ref().map_or(1, |p| p.classes) as u64;
+        ports.saturating_mul(classes).saturating_mul(bins)
+    } else {
+        0
+    };
     let engine = per_bins(series_per_flow_bin, PORT_SERIES)
+        .saturating_add(ingress_bins.saturating_mul(INGRESS_SERIES))
         .saturating_add(flows.saturating_mul(FLOW_STATE))
         .saturating_add(ports.saturating_mul(PORT_STATE))
         .saturating_add(routing::table_size(&sc.nodes).saturating_mul(ROUTE_ENTRY));
     let results = RESULT_FIXED
         .saturating_add(per_bins(result_per_flow_bin, RESULT_PORT_BIN))
+        .saturating_add(ingress_bins.saturating_mul(RESULT_INGRESS_BIN))
         .saturating_add(flows.saturating_mul(RESULT_PER_FLOW))
         .saturating_add(ports.saturating_mul(RESULT_PER_PORT));
     engine.max(results)

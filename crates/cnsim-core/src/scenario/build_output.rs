@@ -91,6 +91,21 @@ impl Builder<'_> {
                 onset,
             });
         }
+        if m.ingress_occupancy == Some(true) {
+            // Switches count bytes per ingress (port, class) only with a
+            // shared buffer or PFC.
+            let counts = sc.nodes.iter().any(|n| {
+                matches!(&n.kind, NodeKind::Switch(s) if s.shared.is_some() || s.pfc.is_some())
+            });
+            if !counts {
+                return Err(self.err(
+                    &mp.key("ingress_occupancy"),
+                    "expected a switch with a shared buffer (buffer_model = \"shared\") or PFC, \
+                     whose ingress queues are counted; found none",
+                ));
+            }
+            out.ingress_occupancy = true;
+        }
         Ok(out)
     }
 

@@ -528,6 +528,9 @@ pub struct RawDrift {
 pub struct RawMetrics {
     pub fairness: Option<RawFairness>,
     pub stability: Option<RawStability>,
+    /// Record the bytes each switch holds per ingress (port, class) as
+    /// binned series (a cost on every frame; off by default).
+    pub ingress_occupancy: Option<bool>,
 }
 
 /// Fairness of flows' delivered throughput over a window against a target rate.

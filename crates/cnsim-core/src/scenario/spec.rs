@@ -112,6 +112,8 @@ impl SourceSpec {
 pub struct MetricsSpec {
     pub fairness: Option<FairnessSpec>,
     pub stability: Option<StabilitySpec>,
+    /// Binned series of the bytes held per switch ingress (port, class).
+    pub ingress_occupancy: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

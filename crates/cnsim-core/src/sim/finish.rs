@@ -1,11 +1,13 @@
 //! The end of a run: what is still in flight is counted, the whole-run
 //! invariants are checked, and the result is assembled.
 
-use super::switch::SwitchState;
+use super::switch::{SwitchState, NO_INGRESS_ROW};
 use super::Role;
 use super::{RunError, Simulator};
 use crate::net::topology::{BufferModel, NodeKind};
-use crate::results::{BufferSummary, ClassSummary, PfcTotals, RunCost, RunResult, Series};
+use crate::results::{
+    BufferSummary, ClassSummary, IngressRow, PfcTotals, RunCost, RunResult, Series,
+};
 use crate::scenario::spec::Scenario;
 
 impl Simulator {
@@ -92,6 +94,8 @@ impl Simulator {
             buffer_shared_max: std::mem::take(&mut self.buffer_shared.max),
             buffer_headroom_mean: self.buffer_headroom.finish(end),
             buffer_headroom_max: std::mem::take(&mut self.buffer_headroom.max),
+            ingress_occ_mean: self.ingress_occ.finish(end),
+            ingress_occ_max: std::mem::take(&mut self.ingress_occ.max),
         };
         let watchdog = self
             .watchdog_spec
@@ -99,6 +103,7 @@ impl Simulator {
             .map(|spec| (spec, std::mem::take(&mut self.watchdog), self.any_pfc));
         let classes = self.class_summaries(sc);
         let buffers = self.buffer_summaries(sc);
+        let ingress = self.ingress_rows(sc);
         let pfc = self.any_pfc.then(|| {
             let frames_sent = self
                 .ports
@@ -122,7 +127,7 @@ impl Simulator {
         // The engine's state goes before the result tables are built, so a
         // run's peak memory is the larger of the two, not their sum.
         drop(self);
-        Ok(RunResult::assemble(
+        let mut result = RunResult::assemble(
             sc,
             seed,
             cost,
@@ -140,7 +145,30 @@ impl Simulator {
             buffers,
             workload_records,
             flows_finished,
-        ))
+        );
+        result.summary.ingress = ingress;
+        Ok(result)
+    }
+
+    /// The rows of the ingress series, in row order.
+    fn ingress_rows(&self, sc: &Scenario) -> Vec<IngressRow> {
+        let mut rows = Vec::new();
+        for (p, &base) in self.ingress_row.iter().enumerate() {
+            if base == NO_INGRESS_ROW {
+                continue;
+            }
+            let port = &self.ports[p];
+            let peer = self.ports[port.peer as usize].node as usize;
+            for class in 0..self.n_classes {
+                debug_assert_eq!(rows.len(), (base + class as u32) as usize);
+                rows.push(IngressRow {
+                    switch: sc.nodes[port.node as usize].name.clone(),
+                    from: sc.nodes[peer].name.clone(),
+                    class,
+                });
+            }
+        }
+        rows
     }
 
     /// A row per shared-buffer switch.

@@ -157,6 +157,11 @@ pub struct Simulator {
     /// Per shared-buffer switch: shared pool and headroom in use.
     buffer_shared: BinnedLevel,
     buffer_headroom: BinnedLevel,
+    /// With `[metrics] ingress_occupancy`: bytes held per switch ingress
+    /// (port, class), and per port its first row (`NO_INGRESS_ROW` for
+    /// ports without one); both empty otherwise.
+    ingress_occ: BinnedLevel,
+    ingress_row: Vec<u32>,
     n_events: u64,
     frame_hops: u64,
     /// Running hash of the event trace (time, kind, element).

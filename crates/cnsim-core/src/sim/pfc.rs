@@ -3,7 +3,8 @@
 //! state machines are `flowctl::pfc`'s; this is where the engine applies
 //! them, as `sim::pause` does for 802.3x PAUSE.
 
-use super::{event::Event, switch::SwitchState, Role, Simulator};
+use super::switch::{record_ingress, SwitchState};
+use super::{event::Event, Role, Simulator};
 use crate::flowctl::pause::PauseEffect;
 use crate::flowctl::pfc::{classes, PfcFrame};
 use crate::results::{PfcDirection, PfcRecord};
@@ -22,6 +23,10 @@ impl Simulator {
         *held = held
             .checked_add_signed(delta)
             .expect("no negative ingress bytes");
+        let held = *held;
+        if !self.ingress_row.is_empty() {
+            record_ingress(&self.ingress_row, &mut self.ingress_occ, inp, class, self.now, held);
+        }
         if self.any_pfc {
             self.switch_pfc(node, inp, class);
         }

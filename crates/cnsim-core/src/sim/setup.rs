@@ -1,7 +1,7 @@
 //! Building the simulator from a scenario: ports, roles, sources and
 //! the per-flow and per-port state of the configured schemes.
 
-use super::switch::{SharedBuffer, SwitchState};
+use super::switch::{SharedBuffer, SwitchState, NO_INGRESS_ROW};
 use super::workload::WorkloadFlows;
 use super::{adapter::HostState, invariants, Role, Simulator};
 use crate::cm::bcn::CongestionPoint;
@@ -198,6 +198,20 @@ impl Simulator {
             }));
         }
         let n_bins = sc.duration.0.div_ceil(sc.bin.0) as usize;
+        // Rows of the ingress series: each switch port with classes, class
+        // by class, in port order (the order of the `classes` table).
+        let mut ingress_row = Vec::new();
+        let mut n_ingress = 0;
+        if sc.metrics.ingress_occupancy {
+            ingress_row = vec![NO_INGRESS_ROW; ports.len()];
+            for (p, port) in ports.iter().enumerate() {
+                let at_switch = matches!(sc.nodes[port.node as usize].kind, NodeKind::Switch(_));
+                if at_switch && port.classes.is_some() {
+                    ingress_row[p] = n_ingress;
+                    n_ingress += n_classes as u32;
+                }
+            }
+        }
         let n_ports = ports.len();
         let n_flows = flow_specs.len();
         let workload = WorkloadFlows::new(sc, &flow_specs);
@@ -272,6 +286,8 @@ impl Simulator {
             queue_occ: BinnedLevel::new(n_ports, n_bins, sc.bin),
             buffer_shared: BinnedLevel::new(n_buffers, n_bins, sc.bin),
             buffer_headroom: BinnedLevel::new(n_buffers, n_bins, sc.bin),
+            ingress_occ: BinnedLevel::new(n_ingress as usize, n_bins, sc.bin),
+            ingress_row,
             n_events: 0,
             frame_hops: 0,
             fingerprint: 0,

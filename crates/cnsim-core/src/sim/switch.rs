@@ -10,7 +10,8 @@ use crate::net::frame::{Frame, FrameKind};
 use crate::net::mmu::{Admission, Mmu};
 use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
-use crate::units::Bytes;
+use crate::metrics::series::BinnedLevel;
+use crate::units::{Bytes, Time};
 
 pub(super) struct SwitchState {
     pub(super) buffer: BufferModel,
@@ -34,6 +35,28 @@ pub(super) struct SharedBuffer {
     pub(super) max_headroom: u64,
     /// Lossless frames that found their headroom full (PFC too late).
     pub(super) headroom_overflows: u64,
+}
+
+/// A port without rows in the ingress series.
+pub(super) const NO_INGRESS_ROW: u32 = u32::MAX;
+
+/// Switch ingress `port` holds `held` bytes of `class` from `now` on: its
+/// row of the ingress series. (Callers skip it when the run does not
+/// record them, `rows` being empty.)
+#[inline]
+pub(super) fn record_ingress(
+    rows: &[u32],
+    series: &mut BinnedLevel,
+    port: u32,
+    class: u8,
+    now: Time,
+    held: u64,
+) {
+    if let Some(&base) = rows.get(port as usize) {
+        if base != NO_INGRESS_ROW {
+            series.set((base + class as u32) as usize, now, held);
+        }
+    }
 }
 
 impl Simulator {
@@ -167,6 +190,10 @@ impl Simulator {
                     b.max_headroom = b.max_headroom.max(headroom);
                     self.buffer_headroom.set(row, now, headroom);
                 }
+                if !self.ingress_row.is_empty() {
+                    let held = b.mmu.ingress(i, frame.class()).total().0;
+                    record_ingress(&self.ingress_row, &mut self.ingress_occ, inp, frame.class(), now, held);
+                }
                 // The MMU's thresholds (static or dynamic) on shared use
                 // and headroom; none for a lossy class.
                 if let Some(hold) = b.mmu.pfc_decision(i, frame.class()) {
@@ -203,6 +230,10 @@ impl Simulator {
         }
         if headroom != before.1 {
             self.buffer_headroom.set(row, now, headroom);
+        }
+        if !self.ingress_row.is_empty() {
+            let held = b.mmu.ingress(i, class).total().0;
+            record_ingress(&self.ingress_row, &mut self.ingress_occ, inp, class, now, held);
         }
         if let Some(hold) = b.mmu.pfc_decision(i, class) {
             self.pfc_hold(inp, class, hold);
