@@ -426,7 +426,9 @@ fn workload_flows<'py>(
     // pandas repeats on every row (and Parquet writes n times: n² bytes).
     d.set_item(
         "priority",
-        w.iter().map(|f| u32::from(f.record.priority)).collect::<Vec<_>>(),
+        w.iter()
+            .map(|f| u32::from(f.record.priority))
+            .collect::<Vec<_>>(),
     )?;
     d.set_item("size_bytes", w.iter().map(|f| f.record.size).collect::<Vec<_>>())?;
     d.set_item("start_s", w.iter().map(|f| secs(f.record.start)).collect::<Vec<_>>())?;
