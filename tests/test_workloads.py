@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import cnsim
@@ -157,3 +158,56 @@ def test_until_flows_finished_needs_a_workload_and_a_plain_run_is_unchanged(tmp_
     plain = cnsim.run(path)
     assert "workload" not in plain.flows.columns and plain.fct_bins.empty and "fct" not in plain.summary
     assert not math.isnan(plain.flows["delivered_gbps"].iloc[0])
+
+
+PRIORITIES = BASE + """[priorities]
+classes = 4
+[[sources]]
+host = "A"
+to = "B"
+load = 0.1
+[[workloads]]
+name = "low"
+kind = "list"
+priority = 1
+flows = [{ from = "A", to = "B", size = 1000, start = "10us" }, { from = "B", to = "A", size = 5000, start = "20us" }]
+[[workloads]]
+name = "high"
+kind = "list"
+flows = [{ from = "B", to = "A", size = 2000, start = "30us", priority = 2 }]
+"""
+
+
+def test_each_workload_flow_has_its_own_priority_in_the_table_and_on_disk(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "p.toml"
+    path.write_text(PRIORITIES)
+    result = cnsim.run(path)
+    flows = result.flows.set_index("name")
+    # One number per row (NaN for the source's flow), not one object holding every flow's priority.
+    assert flows["priority"].dtype == np.float64
+    assert flows["priority"].to_dict() == pytest.approx(
+        {"A->B": math.nan, "low#0": 1, "low#1": 1, "high#0": 2}, nan_ok=True)
+    saved = result.save(tmp_path / "r")
+    assert pa.types.is_floating(pq.read_schema(saved / "flows.parquet").field("priority").type)
+    assert Result.load(saved).equals(result)
+
+
+def test_a_result_saved_with_the_priorities_as_one_bytes_object_loads_with_one_per_row(tmp_path):
+    """Earlier builds repeated every flow's priority, as one bytes object, on each workload row."""
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "p.toml"
+    path.write_text(PRIORITIES)
+    result = cnsim.run(path)
+    workload = result.flows["workload"].notna()
+    old = result.flows.copy()
+    old["priority"] = pd.Series([bytes([1, 1, 2]) if w else None for w in workload], dtype=object)
+    saved = Result(result.summary, old, result.queues, result.flow_throughput, result.link_throughput,
+                   result.queue_occupancy, fct_bins=result.fct_bins).save(tmp_path / "old")
+    assert pq.read_schema(saved / "flows.parquet").field("priority").type == "binary"
+    back = Result.load(saved)
+    assert back.flows.columns.tolist() == result.flows.columns.tolist()
+    assert back.flows.equals(result.flows)

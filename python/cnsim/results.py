@@ -510,10 +510,43 @@ class Result:
             if not file.is_file():
                 raise ResultError(f"{path}: incomplete result directory (no {file.name})")
             try:
-                tables[name] = pd.read_parquet(file)
+                tables[name] = _read_flows(file) if name == "flows" else pd.read_parquet(file)
             except Exception as exc:  # pyarrow raises several kinds
                 raise ResultError(f"{file}: cannot read: {exc}") from None
         return cls(summary, path=path, **tables)
+
+
+def _read_flows(file: Path) -> pd.DataFrame:
+    """The flows table.
+
+    Results saved by earlier builds hold the workload flows' priorities as one
+    bytes object (every flow's priority, a byte each) repeated on every workload
+    row. Those load with one integer per row, as results saved now hold, without
+    reading the repeated bytes (n² of them for n flows) into memory.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = [c for c in pq.read_schema(file).names if c != "__index_level_0__"]
+    if "priority" not in names:
+        return pd.read_parquet(file)
+    kind = pq.read_schema(file).field("priority").type
+    if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+        return pd.read_parquet(file)
+    frame = pd.read_parquet(file, columns=[c for c in names if c != "priority"])
+    # Read as a dictionary: its one value is the bytes object, its indices mark the workload rows.
+    column = pq.read_table(file, columns=["priority"], read_dictionary=["priority"]).column("priority")
+    workload_rows = column.is_valid().to_numpy(zero_copy_only=False)
+    values = {v for chunk in column.chunks for v in chunk.dictionary.to_pylist()}
+    blob = values.pop() if len(values) == 1 else b""
+    if len(blob) != workload_rows.sum():
+        raise ResultError(f"{file}: the 'priority' column holds bytes, not one priority per workload flow")
+    priority: np.ndarray = np.frombuffer(blob, dtype=np.uint8).astype(np.int64)
+    if not workload_rows.all():  # the sources' flows have none
+        priority = np.where(workload_rows, 0.0, np.nan)
+        priority[workload_rows] = np.frombuffer(blob, dtype=np.uint8)
+    frame.insert(names.index("priority"), "priority", priority)
+    return frame
 
 
 def load(directory: str | os.PathLike) -> Result:
@@ -694,6 +727,12 @@ def _same_keys(records: Sequence[Mapping[str, Any]]) -> bool:
 
 def _with_workload_flows(flows: pd.DataFrame, columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
     """The sources' flows, then the workload flows (with their completion times)."""
+    n = len(columns["name"])
+    for key, values in columns.items():
+        # A bytes or str value is one object, which pandas would repeat on every row.
+        if isinstance(values, (bytes, str)) or len(values) != n:
+            raise ValueError(f"engine returned the workload flows' {key!r} as {type(values).__name__} "
+                             f"of length {len(values)}, expected one value per flow ({n})")
     w = pd.DataFrame(dict(columns))
     w["source"] = w["workload"]
     w["slowdown"] = w["fct_s"] / w["ideal_fct_s"]

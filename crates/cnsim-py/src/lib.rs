@@ -431,7 +431,14 @@ fn workload_flows<'py>(
             })
             .collect::<Vec<_>>(),
     )?;
-    d.set_item("priority", w.iter().map(|f| f.record.priority).collect::<Vec<_>>())?;
+    // As integers: a Vec<u8> would become one Python bytes object, which
+    // pandas repeats on every row (and Parquet writes n times: n² bytes).
+    d.set_item(
+        "priority",
+        w.iter()
+            .map(|f| u32::from(f.record.priority))
+            .collect::<Vec<_>>(),
+    )?;
     d.set_item("size_bytes", w.iter().map(|f| f.record.size).collect::<Vec<_>>())?;
     d.set_item("start_s", w.iter().map(|f| secs(f.record.start)).collect::<Vec<_>>())?;
     d.set_item(
