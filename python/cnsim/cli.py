@@ -12,6 +12,7 @@
     cnsim scenarios
     cnsim scenarios copy STUDY DEST
     cnsim init KIND [PATH]
+    cnsim schema [--out FILE]
     cnsim import hpcc CONFIG [--out FILE] [--topology FILE] [--flows FILE] [--no-flows]
 
 Errors are reported as one line ``error: <message>`` on stderr. Exit status
@@ -576,6 +577,33 @@ def init(kind: str, path: str | None) -> None:
         raise CliError(str(exc)) from None
     click.echo(f"{written}: a {kind} scenario; check it with 'cnsim validate {written}', "
                f"run it with 'cnsim run {written} --plot'")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Write the schema to FILE (never replaces an existing file). Default: print it.")
+def schema(out: Path | None) -> None:
+    """Print the JSON Schema of scenario files, for editors (docs/scenario-format.md, "Editor support").
+
+    The package ships the same file: cnsim.data.SCHEMA_FILE.
+    """
+    from ._core import scenario_schema
+    from .outputs import write_new
+
+    text = scenario_schema()
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    refused = f"{out}: already exists; cnsim schema never replaces a file (give another --out)"
+    if out.exists() or out.is_symlink():
+        raise CliError(refused)
+    if not out.parent.is_dir():
+        raise CliError(f"{out.parent}: no such directory")
+    try:
+        write_new(out, lambda path: path.write_text(text, encoding="utf-8"))
+    except FileExistsError:
+        raise CliError(refused) from None
+    click.echo(f"{out}: the JSON Schema of cnsim {__version__} scenario files")
 
 
 @cli.group("import")

@@ -13,6 +13,7 @@ mod describe;
 mod entry;
 pub mod error;
 pub mod input;
+pub mod json_schema;
 pub mod names;
 pub mod overrides;
 mod repeat;
