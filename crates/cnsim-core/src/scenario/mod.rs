@@ -42,8 +42,8 @@ pub fn load(
     match format {
         Format::Toml => build::from_toml(text, origin, overrides),
         Format::Json => {
-            let (text, applied) = overrides::apply_json(text, overrides)?;
-            build::from_json(&text, origin, applied)
+            let (text, applied, deferred) = overrides::apply_json(text, overrides)?;
+            build::from_json(&text, origin, applied, &deferred)
         }
     }
 }

@@ -95,7 +95,7 @@ pub enum SchedulerKind {
     Dwrr,
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMmu {
     /// Guaranteed bytes per ingress (port, class).
@@ -113,7 +113,7 @@ pub struct RawMmu {
     pub headroom: Option<String>,
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEcn {
     /// "red" (Kmin, Kmax, Pmax) or "step" (K).
@@ -135,7 +135,7 @@ pub struct RawEcn {
 }
 
 /// `{ rate = "100Gbps", kmin = "400KB", kmax = "1600KB", pmax = 0.2 }`.
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEcnRate {
     #[schemars(with = "Option<js::Rate>")]
@@ -149,14 +149,14 @@ pub struct RawEcnRate {
     pub k: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnRuleKind {
     Red,
     Step,
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPfc {
     /// Lossless classes: PFC acts on these.
@@ -258,7 +258,7 @@ pub struct RawDefaults {
     pub source: Option<RawSource>,
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawLink {
     pub between: Option<Vec<String>>,
@@ -283,7 +283,7 @@ pub enum BufferModelKind {
     Shared,
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPause {
     pub mode: Option<PauseMode>,
@@ -295,7 +295,7 @@ pub struct RawPause {
     pub refresh: Option<bool>,
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSwitch {
     pub name: Option<String>,
@@ -329,7 +329,7 @@ pub struct RawSwitch {
 /// `{ ports = ["H3"], scheduler = "dwrr", weights = [4, 1], strict = [] }`:
 /// the output ports toward these neighbours (all without `ports`) schedule
 /// their classes so.
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPortScheduler {
     pub ports: Option<Vec<String>>,
@@ -340,14 +340,14 @@ pub struct RawPortScheduler {
 
 /// `{ to = ["H3", "H4"], via = "L2" }`: frames toward these hosts leave
 /// through the link to this neighbouring switch.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRoute {
     pub to: Option<Destinations>,
     pub via: Option<String>,
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawService {
     /// Reduced service rate of the link into this host.
@@ -364,7 +364,7 @@ pub struct RawService {
     pub reduced: Option<String>,
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHost {
     pub name: Option<String>,
@@ -402,14 +402,14 @@ pub enum SourceKind {
     Transactions,
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Destinations {
     One(String),
     Many(Vec<String>),
 }
 
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSource {
     pub name: Option<String>,
