@@ -4,7 +4,7 @@
     cnsim validate FILE [--set key=value ...] [--json]
     cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--force] [--format png|svg]
     cnsim sweep FILE [FILE ...] [--axis key=v1,v2 ...] [--variant name:key=value,...]
-                [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--out DIR]
+                [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--metric name=expr ...] [--out DIR]
                 [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce STUDY [--quick] [--sensitivity] [--out DIR] [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce --list
@@ -337,6 +337,14 @@ def plot(result_dirs: tuple[Path, ...], out: Path | None, force: bool, fmt: str)
 @click.option("--seed-list", "seed_list", metavar="S1,S2,...", default=None, help="Run every point with these seeds.")
 @SET_OPTION
 @click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="NAME=EXPR",
+    help="A summary column computed from each point's result, e.g. "
+    "--metric 'hot=flows[\"C1->S1\"].delivered_gbps' (docs/sweeps.md). Repeatable.",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path),
     default=None,
@@ -353,6 +361,7 @@ def sweep(
     seeds: int | None,
     seed_list: str | None,
     sets: tuple[str, ...],
+    metrics: tuple[str, ...],
     out: Path | None,
     jobs: int | None,
     dask_address: str | None,
@@ -370,6 +379,14 @@ def sweep(
 
     if seeds is not None and seed_list is not None:
         raise CliError("give either --seeds or --seed-list, not both")
+    metric_map: dict[str, str] = {}
+    for item in metrics:
+        name, sep, expression = item.partition("=")
+        if not sep or not name.strip() or not expression.strip():
+            raise CliError(f"--metric expects name=expression, got {item!r}")
+        if name.strip() in metric_map:
+            raise CliError(f"--metric {name.strip()} given twice")
+        metric_map[name.strip()] = expression.strip()
     try:
         axis_map: dict[str, list] = {}
         for item in axes:
@@ -393,6 +410,7 @@ def sweep(
         seeds=seeds,
         seed_list=seed_values,
         set=_parse_sets(sets),
+        metrics=metric_map or None,
     )
     if out is None:
         out = Path("results") / "sweeps" / _safe_dirname("-".join(s.label for s in the_plan.sources))

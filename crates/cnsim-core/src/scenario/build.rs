@@ -615,6 +615,13 @@ impl<'a> Builder<'a> {
                 ));
             }
         }
+        for name in sw.metrics.keys() {
+            let at = sp.key("metrics").key(name);
+            if name.trim().is_empty() {
+                return Err(self.err(&at, "expected a metric name, found an empty one"));
+            }
+            names::check(name).map_err(|m| self.err(&at, m))?;
+        }
         for name in sw.variants.keys() {
             if name.is_empty() || name.contains(char::is_whitespace) || name.contains('/') {
                 return Err(self.err(

@@ -188,6 +188,10 @@ pub struct RawSweep {
     /// Override key -> values.
     #[serde(default)]
     pub axes: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
+    /// Summary column -> an expression over the point's result, e.g.
+    /// `'flows["C1->S1"].delivered_gbps'` (evaluated by the Python package).
+    #[serde(default)]
+    pub metrics: std::collections::BTreeMap<String, String>,
 }
 
 /// `repeat = { e = "edges", j = 2 }`: one copy of the entry per combination
