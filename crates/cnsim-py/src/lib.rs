@@ -178,7 +178,7 @@ fn name_error(name: &str) -> Option<String> {
 /// JSON text.
 #[pyfunction]
 fn scenario_schema() -> String {
-    scenario::json_schema::scenario_schema()
+    scenario::scenario_schema()
 }
 
 fn matrix<'py, T: numpy::Element>(

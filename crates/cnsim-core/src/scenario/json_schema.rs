@@ -1,5 +1,5 @@
 //! The JSON Schema of the scenario format, generated from the serde types
-//! of `schema.rs` (schemars reads their serde attributes: unknown keys are
+//! of `schema.rs` (`scenario::scenario_schema`; schemars reads their serde attributes: unknown keys are
 //! refused, enums are their snake_case names). Editors use it to complete
 //! and check scenario files; `cnsim schema` prints it, and the package
 //! ships a copy (python/cnsim/data/scenario.schema.json) that a test keeps
@@ -157,13 +157,14 @@ impl Transform for NoNull {
     }
 }
 
-/// The JSON Schema (draft 7, which Taplo and VS Code read) of a scenario
-/// file, as pretty-printed JSON ending with a newline.
-pub fn scenario_schema() -> String {
+/// The JSON Schema (draft 7, which Taplo and VS Code read) of `T`, the
+/// scenario file's type (`scenario::scenario_schema`), as pretty-printed
+/// JSON ending with a newline.
+pub fn schema_of<T: JsonSchema>() -> String {
     let generator = schemars::generate::SchemaSettings::draft07()
         .with(|s| s.transforms.insert(0, Box::new(NoNull)))
         .into_generator();
-    let mut schema = generator.into_root_schema_for::<super::schema::RawScenario>();
+    let mut schema = generator.into_root_schema_for::<T>();
     schema.insert("title".into(), "cnsim scenario".into());
     schema.insert(
         "$comment".into(),
@@ -178,6 +179,7 @@ pub fn scenario_schema() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::scenario_schema;
 
     #[test]
     fn the_shipped_schema_is_this_builds() {

@@ -25,6 +25,11 @@ pub use error::ScenarioError;
 pub use input::{read_file, MAX_FILE_BYTES};
 pub use spec::Scenario;
 
+/// The JSON Schema of scenario files (see `json_schema`).
+pub fn scenario_schema() -> String {
+    json_schema::schema_of::<schema::RawScenario>()
+}
+
 /// Input format of scenario text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
