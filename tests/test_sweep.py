@@ -259,7 +259,7 @@ def test_local_sweep_summary_and_point_dirs(local_sweep):
     expected_columns = [
         "point_id", "variant", "scenario", LOAD, "seed", "status", "partial", "error", "wall_time_s", "events", "frame_hops",
         "fingerprint", "offered_frames", "offered_bytes", "delivered_frames", "delivered_bytes", "dropped_frames", "dropped_bytes",
-        "in_flight_frames", "in_flight_bytes", "pause_frames_sent", "notifications_sent", "deadlocks", "dir",
+        "in_flight_frames", "in_flight_bytes", "pause_frames_sent", "notifications_sent", "jain_index", "deadlocks", "dir",
     ]  # fmt: skip
     assert list(frame.columns) == expected_columns
     assert frame[LOAD].dtype == "float64"

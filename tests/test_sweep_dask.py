@@ -52,6 +52,20 @@ def test_dask_sweep_equals_local_sweep(tmp_path, client):
     assert os.getpid() not in pids and len(pids) == 2
 
 
+def test_metrics_run_on_the_client_and_need_not_be_picklable(tmp_path, client):
+    lock = threading.Lock()  # a closure over a lock cannot be pickled; it never has to be
+
+    def c1(result):
+        with lock:
+            return result.flows.set_index("name").loc["C1->S1", "delivered_gbps"]
+
+    metrics = {"c1": c1, "drops": 'queues["CORE->S1"].drops_frames'}
+    remote = cnsim.sweep(NO_CM, out=tmp_path / "dask", dask=client, metrics=metrics, **SWEEP)
+    local = cnsim.sweep(NO_CM, out=tmp_path / "local", jobs=2, metrics=metrics, **SWEEP)
+    pd.testing.assert_frame_equal(timing_free(remote), timing_free(local))
+    assert remote.c1.notna().all() and (remote.c1 > 0).all()
+
+
 def test_cli_dask_address(tmp_path, cli, cluster):
     out = tmp_path / "cli"
     r = cli("sweep", NO_CM, "--seeds", "2", "--set", "duration=8ms", "--dask", cluster.scheduler_address, "--out", out)

@@ -59,6 +59,7 @@ def test_the_wheel_carries_the_scenarios_the_benchmarks_and_the_licences(wheel):
     assert len(shipped) > 2 and "workloads/websearch.csv" in shipped
     assert {f"cnsim/data/{rel}" for rel in shipped} <= names
     assert "cnsim/templates/report.html" in names  # the report's template, package data
+    assert "cnsim/data/scenario.schema.json" in names  # the JSON Schema of scenario files
     inits = {p.relative_to(ROOT / "python").as_posix() for p in (ROOT / "python" / "cnsim").glob("templates/*/*.toml")}
     assert len(inits) == 3 and inits <= names  # cnsim init's scenarios, package data too
     assert not any(n.startswith(("scenarios/", "bench/")) for n in names)  # nothing at the top of site-packages

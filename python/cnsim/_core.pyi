@@ -47,6 +47,9 @@ def read_scenario(path: str) -> str:
 def name_error(name: str) -> str | None:
     """Why *name* may not be a name, or None."""
 
+def scenario_schema() -> str:
+    """The JSON Schema of the scenario format (draft 7), as JSON text ending with a newline."""
+
 def run(
     text: str,
     origin: str,

@@ -4,7 +4,7 @@
     cnsim validate FILE [--set key=value ...] [--json]
     cnsim plot RESULT_DIR [RESULT_DIR ...] [--out DIR] [--force] [--format png|svg]
     cnsim sweep FILE [FILE ...] [--axis key=v1,v2 ...] [--variant name:key=value,...]
-                [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--out DIR]
+                [--seeds N | --seed-list 1,2,3] [--set key=value ...] [--metric name=expr ...] [--out DIR]
                 [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce STUDY [--quick] [--sensitivity] [--out DIR] [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce --list
@@ -12,6 +12,7 @@
     cnsim scenarios
     cnsim scenarios copy STUDY DEST
     cnsim init KIND [PATH]
+    cnsim schema [--out FILE]
     cnsim import hpcc CONFIG [--out FILE] [--topology FILE] [--flows FILE] [--no-flows]
 
 Errors are reported as one line ``error: <message>`` on stderr. Exit status
@@ -336,6 +337,14 @@ def plot(result_dirs: tuple[Path, ...], out: Path | None, force: bool, fmt: str)
 @click.option("--seed-list", "seed_list", metavar="S1,S2,...", default=None, help="Run every point with these seeds.")
 @SET_OPTION
 @click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="NAME=EXPR",
+    help="A summary column computed from each point's result, e.g. "
+    "--metric 'hot=flows[\"C1->S1\"].delivered_gbps' (docs/sweeps.md). Repeatable.",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path),
     default=None,
@@ -352,6 +361,7 @@ def sweep(
     seeds: int | None,
     seed_list: str | None,
     sets: tuple[str, ...],
+    metrics: tuple[str, ...],
     out: Path | None,
     jobs: int | None,
     dask_address: str | None,
@@ -369,6 +379,14 @@ def sweep(
 
     if seeds is not None and seed_list is not None:
         raise CliError("give either --seeds or --seed-list, not both")
+    metric_map: dict[str, str] = {}
+    for item in metrics:
+        name, sep, expression = item.partition("=")
+        if not sep or not name.strip() or not expression.strip():
+            raise CliError(f"--metric expects name=expression, got {item!r}")
+        if name.strip() in metric_map:
+            raise CliError(f"--metric {name.strip()} given twice")
+        metric_map[name.strip()] = expression.strip()
     try:
         axis_map: dict[str, list] = {}
         for item in axes:
@@ -392,6 +410,7 @@ def sweep(
         seeds=seeds,
         seed_list=seed_values,
         set=_parse_sets(sets),
+        metrics=metric_map or None,
     )
     if out is None:
         out = Path("results") / "sweeps" / _safe_dirname("-".join(s.label for s in the_plan.sources))
@@ -576,6 +595,33 @@ def init(kind: str, path: str | None) -> None:
         raise CliError(str(exc)) from None
     click.echo(f"{written}: a {kind} scenario; check it with 'cnsim validate {written}', "
                f"run it with 'cnsim run {written} --plot'")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Write the schema to FILE (never replaces an existing file). Default: print it.")
+def schema(out: Path | None) -> None:
+    """Print the JSON Schema of scenario files, for editors (docs/scenario-format.md, "Editor support").
+
+    The package ships the same file: cnsim.data.SCHEMA_FILE.
+    """
+    from ._core import scenario_schema
+    from .outputs import write_new
+
+    text = scenario_schema()
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    refused = f"{out}: already exists; cnsim schema never replaces a file (give another --out)"
+    if out.exists() or out.is_symlink():
+        raise CliError(refused)
+    if not out.parent.is_dir():
+        raise CliError(f"{out.parent}: no such directory")
+    try:
+        write_new(out, lambda path: path.write_text(text, encoding="utf-8"))
+    except FileExistsError:
+        raise CliError(refused) from None
+    click.echo(f"{out}: the JSON Schema of cnsim {__version__} scenario files")
 
 
 @cli.group("import")

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from .metrics import Metric, metric_set
 from .overrides import plain_value, set_items, toml_literal
 from .scenario import DICT_ORIGIN, scenario_source
 
@@ -356,6 +357,8 @@ class Plan:
     sources: list[Source]
     axis_keys: list[str]
     arguments: dict[str, Any]
+    #: User-defined summary columns by name (the files' [sweep] metrics, then the API's).
+    metrics: dict[str, Metric] = field(default_factory=dict)
 
 
 def plan(
@@ -366,6 +369,7 @@ def plan(
     seeds: int | None = None,
     seed_list: Sequence[int] | None = None,
     set: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,
+    metrics: Mapping[str, Any] | None = None,
 ) -> Plan:
     """Expand and check a sweep; raise :class:`SweepError` (or ScenarioError) on bad input."""
     fixed = _fixed_overrides(set)
@@ -373,6 +377,8 @@ def plan(
     user_axes = _user_axes(axes)
     user_variants = _user_variants(variants)
     user_seeds = _user_seeds(seeds, seed_list)
+    user_metrics = metric_set(metrics, SweepError)
+    file_metrics: dict[str, Metric] = {}
 
     points: list[Point] = []
     axis_keys: list[str] = []
@@ -400,6 +406,13 @@ def plan(
             if k not in axis_keys:
                 axis_keys.append(k)
         seed_values = user_seeds or _file_seeds(file_sweep) or [spec.base_seed]
+        # Metrics: one set of columns for the whole summary; a name two files define
+        # differently is refused unless the API's or command line's replaces it.
+        for name, m in metric_set(file_sweep.get("metrics"), SweepError, f"{src.origin}: sweep.metrics").items():
+            other = file_metrics.setdefault(name, m)
+            if other.text != m.text and name not in user_metrics:
+                raise SweepError(f"{src.origin}: sweep.metrics.{name} = {m.text!r}: another file defines "
+                                 f"{name!r} as {other.text!r}")
 
         _check_file(src, fixed, variant_map, axis_map)
 
@@ -436,8 +449,9 @@ def plan(
         "seeds": seeds,
         "seed_list": list(seed_list) if seed_list is not None else None,
         "set": dict(fixed) or None,
+        "metrics": {name: m.text for name, m in user_metrics.items()} or None,
     }
-    return Plan(points, [f.source for f in files], axis_keys, arguments)
+    return Plan(points, [f.source for f in files], axis_keys, arguments, {**file_metrics, **user_metrics})
 
 
 def _describe_scenario(scenario: Any) -> Any:

@@ -44,6 +44,7 @@ import filelock
 import pandas as pd
 
 from . import _core
+from .metrics import MetricEvaluator, builtin_metrics
 from .outputs import check_path_length, temp_name_pattern, write_atomically
 from .points import POINT_ID_PATTERN, POINTS_DIR, Plan, Point, SweepError, display_value, plan
 from .results import SUMMARY_FILE, Result, ResultError, verify
@@ -82,6 +83,9 @@ TOTALS = (
     "pause_frames_sent",
     "notifications_sent",
 )
+#: Columns of builtin_metrics (cnsim.metrics), after the totals.
+BUILTIN_METRIC_COLUMNS = ("jain_index", "fairness_jain", "fairness_dev_max", "fairness_dev_rms",
+                          "time_to_stability_s", "deadlocks")
 #: Columns that are not axes, before and after the axis columns.
 LEADING_COLUMNS = ("point_id", "variant", "scenario")
 TRAILING_COLUMNS = ("seed", "status", "partial", "error", "wall_time_s", "events", "frame_hops", "fingerprint", *TOTALS)
@@ -121,6 +125,7 @@ def sweep(
     dask: Any = None,
     dask_wait_s: float = DASK_WAIT_S,
     progress: bool = False,
+    metrics: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Run every point of a sweep that is not complete in *out*; return the summary table.
 
@@ -154,12 +159,20 @@ def sweep(
         before giving up with a :class:`SweepError`.
     progress
         Show a progress bar (points done / failed / remaining, ETA) on stderr.
+    metrics
+        ``{column name: fn(result) -> float or expression}``: user-defined summary
+        columns, computed from each point's :class:`Result` in this process (also with
+        *dask*), from several threads at once with the local backend; added to the
+        files' ``[sweep] metrics``. Expressions: see :mod:`cnsim.metrics`. A metric
+        that raises or is not a number is NaN on that point, with one
+        :class:`SweepWarning` per metric.
 
     The returned DataFrame has one row per point (columns ``point_id``,
     ``variant``, ``scenario``, one per axis key, ``seed``, ``status`` — "ok",
     "failed" or, after an interruption, "pending" — ``partial`` (True if
     the run stopped early: deadlock stop, wall-time or event limit), ``error``,
-    ``wall_time_s``, ``events``, ``frame_hops``, ``fingerprint``, the totals and ``dir``), as
+    ``wall_time_s``, ``events``, ``frame_hops``, ``fingerprint``, the totals, ``jain_index``, the
+    scenario's derived metrics, the user's metrics and ``dir``), as
     written to ``out/summary.parquet``. Failed points do not raise: check
     ``df.status`` (and ``df.partial``). A complete point whose files no longer
     match the sizes and SHA-256 recorded when they were written is run again,
@@ -167,7 +180,8 @@ def sweep(
     :class:`cnsim.ScenarioError` and a ``ValueError``) before anything runs or
     is written; Ctrl-C writes the summary and raises ``KeyboardInterrupt``.
     """
-    the_plan = plan(scenario, axes=axes, variants=variants, seeds=seeds, seed_list=seed_list, set=set)
+    the_plan = plan(scenario, axes=axes, variants=variants, seeds=seeds, seed_list=seed_list, set=set,
+                    metrics=metrics)
     return run_plan(the_plan, out, jobs=jobs, dask=dask, dask_wait_s=dask_wait_s, progress=progress)
 
 
@@ -255,6 +269,7 @@ def run_plan(
     """Run the incomplete points of *the_plan* into *out*; see :func:`sweep`."""
     out = Path(out)
     jobs = _check_jobs(jobs)
+    _check_metric_names(the_plan)
     check_sweep_dir(out)
     client, own_client, address = _dask_client(dask, dask_wait_s) if dask is not None else (None, False, None)
     try:
@@ -276,6 +291,7 @@ def run_plan(
             _write_sweep_json(out, the_plan, arguments, command)
 
             rows: dict[str, dict[str, Any]] = {}
+            evaluator = MetricEvaluator(the_plan.metrics)
             partial_before = sum(_is_partial(out, p) for p in done_before)
             tracker = _Tracker(len(the_plan.points), len(done_before), partial_before, progress)
             started = time.monotonic()
@@ -283,15 +299,15 @@ def run_plan(
             try:
                 if todo:
                     if client is not None:
-                        _run_dask(client, out, todo, rows, tracker)
+                        _run_dask(client, out, todo, rows, tracker, evaluator)
                     else:
-                        _run_local(out, todo, min(jobs, len(todo)), rows, tracker)
+                        _run_local(out, todo, min(jobs, len(todo)), rows, tracker, evaluator)
             except KeyboardInterrupt:
                 interrupted = True
                 raise
             finally:
                 tracker.close()
-                frame = _summary_frame(out, the_plan, rows, verified={p.point_id for p in done_before})
+                frame = _summary_frame(out, the_plan, rows, evaluator, verified={p.point_id for p in done_before})
                 frame.attrs.update(
                     out=os.fspath(out),
                     points=len(the_plan.points),
@@ -304,11 +320,22 @@ def run_plan(
                     wall_time_s=time.monotonic() - started,
                 )
                 _write_summary(out, frame)
+                for message in evaluator.messages():
+                    warnings.warn(message, SweepWarning, stacklevel=2)
     finally:
         if own_client:
             with contextlib.suppress(Exception):
                 client.close()
     return frame
+
+
+def _check_metric_names(the_plan: Plan) -> None:
+    """A user's metric may not take the name of another column of the summary."""
+    taken = {*LEADING_COLUMNS, *TRAILING_COLUMNS, "dir", *the_plan.axis_keys, *BUILTIN_METRIC_COLUMNS}
+    clash = sorted(set(the_plan.metrics) & taken)
+    if clash:
+        raise SweepError(f"metrics: {', '.join(map(repr, clash))} {'is' if len(clash) == 1 else 'are'} already "
+                         "a column of the summary; give the metric another name")
 
 
 def _check_jobs(jobs: Any) -> int:
@@ -418,13 +445,13 @@ def _is_partial(out: Path, point: Point) -> bool:
 # --------------------------------------------------------------------------- one point
 
 
-def _save_point(out: Path, point: Point, raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Build the Result from the raw engine output and save it; returns its summary."""
+def _save_point(out: Path, point: Point, raw: Mapping[str, Any]) -> Result:
+    """Build the Result from the raw engine output and save it; returns it."""
     result = Result.from_core(raw, scenario_file=point.scenario)
     # Replaces an outdated or damaged result of this point (only ever cnsim's own files).
     result.save(_point_path(out, point), force=True)
     _error_path(out, point).unlink(missing_ok=True)
-    return result.summary
+    return result
 
 
 def _record_failure(out: Path, point: Point, info: dict[str, Any]) -> None:
@@ -447,15 +474,17 @@ def _error_info(exc: BaseException) -> dict[str, Any]:
     }
 
 
-def _finish(out: Path, point: Point, raw: Mapping[str, Any] | None, error: dict[str, Any] | None) -> dict[str, Any]:
+def _finish(
+    out: Path, point: Point, raw: Mapping[str, Any] | None, error: dict[str, Any] | None, evaluator: MetricEvaluator
+) -> dict[str, Any]:
     """Save a point's result or record its failure; return its summary row."""
     if error is None:
         try:
-            summary = _save_point(out, point, raw)
+            result = _save_point(out, point, raw)
         except Exception as exc:  # e.g. disk full: the point failed, the sweep goes on
             error = _error_info(exc)
         else:
-            return _row(point, STATUS_OK, summary=summary)
+            return _row(point, STATUS_OK, summary=result.summary, metrics=evaluator.evaluate(result, point.point_id))
     message = f"{error['type']}: {error['message']}"
     try:
         _record_failure(out, point, error)
@@ -467,7 +496,10 @@ def _finish(out: Path, point: Point, raw: Mapping[str, Any] | None, error: dict[
 # --------------------------------------------------------------------------- local threads
 
 
-def _run_local(out: Path, todo: list[Point], jobs: int, rows: dict[str, dict[str, Any]], tracker: _Tracker) -> None:
+def _run_local(
+    out: Path, todo: list[Point], jobs: int, rows: dict[str, dict[str, Any]], tracker: _Tracker,
+    evaluator: MetricEvaluator,
+) -> None:
     stop = threading.Event()
     in_flight: dict[str, Any] = {}  # point id -> engine progress handle
 
@@ -483,10 +515,10 @@ def _run_local(out: Path, todo: list[Point], jobs: int, rows: dict[str, dict[str
         except Exception as exc:
             if stop.is_set() and isinstance(exc, _core.SimulationError):
                 return None  # cancelled by Ctrl-C: not a failure, still to do
-            return _finish(out, point, None, _error_info(exc))
+            return _finish(out, point, None, _error_info(exc), evaluator)
         finally:
             in_flight.pop(point.point_id, None)
-        return _finish(out, point, raw, None)
+        return _finish(out, point, raw, None, evaluator)
 
     def collect(future: Any) -> None:
         row = future.result()
@@ -626,7 +658,10 @@ def _check_workers(client: Any) -> None:
         raise SweepError(f"Dask workers run another cnsim version than this one ({__version__}): {shown}")
 
 
-def _run_dask(client: Any, out: Path, todo: list[Point], rows: dict[str, dict[str, Any]], tracker: _Tracker) -> None:
+def _run_dask(
+    client: Any, out: Path, todo: list[Point], rows: dict[str, dict[str, Any]], tracker: _Tracker,
+    evaluator: MetricEvaluator,
+) -> None:
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:8]
@@ -652,7 +687,7 @@ def _run_dask(client: Any, out: Path, todo: list[Point], rows: dict[str, dict[st
                 ok, payload = False, _error_info(exc)
             finally:
                 future.release()
-            row = _finish(out, point, payload if ok else None, None if ok else payload)
+            row = _finish(out, point, payload if ok else None, None if ok else payload, evaluator)
             rows[point.point_id] = row
             tracker.point_done(row["status"], row["partial"])
     except BaseException:
@@ -664,7 +699,10 @@ def _run_dask(client: Any, out: Path, todo: list[Point], rows: dict[str, dict[st
 # --------------------------------------------------------------------------- summary
 
 
-def _row(point: Point, status: str, summary: Mapping[str, Any] | None = None, error: str | None = None) -> dict:
+def _row(
+    point: Point, status: str, summary: Mapping[str, Any] | None = None, error: str | None = None,
+    metrics: Mapping[str, float] | None = None,
+) -> dict:
     row: dict[str, Any] = {
         "point_id": point.point_id,
         "variant": point.variant,
@@ -684,37 +722,20 @@ def _row(point: Point, status: str, summary: Mapping[str, Any] | None = None, er
         for key, value in totals.items():
             if not isinstance(value, (dict, list)):
                 row[key] = value
-        row.update(derived_metrics(summary))
+        row.update(builtin_metrics(summary))
+        row.update({f"metric:{name}": value for name, value in (metrics or {}).items()})
         row["dir"] = point.dir
     return row
 
 
-def derived_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's derived metrics as summary columns (absent when the scenario does not ask for them):
-    fairness over its window (``fairness_jain``, ``fairness_dev_max``, ``fairness_dev_rms``), time to
-    stability (``time_to_stability_s``, NaN when the queue never stabilised) and the PAUSE deadlocks the
-    watchdog found (``deadlocks``)."""
-    out: dict[str, Any] = {}
-    fairness = summary.get("fairness")
-    if isinstance(fairness, Mapping):
-        for key in ("jain", "dev_max", "dev_rms"):
-            out[f"fairness_{key}"] = fairness.get(key)
-    stability = summary.get("stability")
-    if isinstance(stability, Mapping):
-        t = stability.get("time_to_stability_s")
-        out["time_to_stability_s"] = float("nan") if t is None else t
-    watchdog = summary.get("watchdog")
-    if isinstance(watchdog, Mapping):
-        out["deadlocks"] = len(watchdog.get("deadlocks") or [])
-    return out
-
-
-def _row_from_disk(out: Path, point: Point, verified: bool) -> dict[str, Any]:
+def _row_from_disk(out: Path, point: Point, verified: bool, evaluator: MetricEvaluator) -> dict[str, Any]:
     # Points checked at the start are not hashed again; the sizes still are.
     if _point_state(out, point, hashes=not verified) is None:
         summary = _read_json(_point_path(out, point) / SUMMARY_FILE)
         if summary is not None:
-            return _row(point, STATUS_OK, summary=summary)
+            # The user's metrics need the tables: only then is the result loaded.
+            metrics = evaluator.evaluate_saved(_point_path(out, point), point.point_id)
+            return _row(point, STATUS_OK, summary=summary, metrics=metrics)
     info = _read_json(_error_path(out, point)) if _error_path(out, point).is_file() else None
     if info is not None:
         return _row(point, STATUS_FAILED, error=str(info.get("error", "?")))
@@ -722,15 +743,17 @@ def _row_from_disk(out: Path, point: Point, verified: bool) -> dict[str, Any]:
 
 
 def _summary_frame(
-    out: Path, the_plan: Plan, rows: Mapping[str, dict[str, Any]], verified: Iterable[str] = ()
+    out: Path, the_plan: Plan, rows: Mapping[str, dict[str, Any]], evaluator: MetricEvaluator,
+    verified: Iterable[str] = (),
 ) -> pd.DataFrame:
     """One row per point: from this run's results, else from the points on disk."""
     verified = set(verified)
-    records = [rows.get(p.point_id) or _row_from_disk(out, p, p.point_id in verified) for p in the_plan.points]
+    records = [rows.get(p.point_id) or _row_from_disk(out, p, p.point_id in verified, evaluator)
+               for p in the_plan.points]
     extra_totals: list[str] = []
     for r in records:
         for key in r:
-            known = key in LEADING_COLUMNS or key in TRAILING_COLUMNS or key == "dir" or key.startswith("axis:")
+            known = key in LEADING_COLUMNS or key in TRAILING_COLUMNS or key == "dir" or key.startswith(("axis:", "metric:"))
             if not known and key not in extra_totals:
                 extra_totals.append(key)
     data: dict[str, Any] = {}
@@ -749,6 +772,8 @@ def _summary_frame(
     data["fingerprint"] = pd.Series([r.get("fingerprint") for r in records], dtype="string")
     for col in (*TOTALS, *extra_totals):
         data[col] = _number_column([r.get(col) for r in records])
+    for name in the_plan.metrics:
+        data[name] = pd.Series([r.get(f"metric:{name}", float("nan")) for r in records], dtype="float64")
     data["dir"] = pd.Series([r.get("dir") for r in records], dtype="string")
     return pd.DataFrame(data)
 

@@ -174,6 +174,13 @@ fn name_error(name: &str) -> Option<String> {
     scenario::names::check(name).err()
 }
 
+/// The JSON Schema of the scenario format (`scenario::json_schema`), as
+/// JSON text.
+#[pyfunction]
+fn scenario_schema() -> String {
+    scenario::scenario_schema()
+}
+
 fn matrix<'py, T: numpy::Element>(
     py: Python<'py>,
     data: Vec<T>,
@@ -395,7 +402,10 @@ fn run<'py>(
         out.set_item("pfc_events", pfc)?;
     }
     if !result.summary.workloads.is_empty() {
-        out.set_item("workload_flows", workload_flows(py, &result.workload_flows, &result.summary.workloads)?)?;
+        out.set_item(
+            "workload_flows",
+            workload_flows(py, &result.workload_flows, &result.summary.workloads)?,
+        )?;
     }
     let n_buffers = result.summary.buffers.len();
     let n_ingress = result.summary.ingress.len();
@@ -439,8 +449,14 @@ fn workload_flows<'py>(
             .map(|f| u32::from(f.record.priority))
             .collect::<Vec<_>>(),
     )?;
-    d.set_item("size_bytes", w.iter().map(|f| f.record.size).collect::<Vec<_>>())?;
-    d.set_item("start_s", w.iter().map(|f| secs(f.record.start)).collect::<Vec<_>>())?;
+    d.set_item(
+        "size_bytes",
+        w.iter().map(|f| f.record.size).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "start_s",
+        w.iter().map(|f| secs(f.record.start)).collect::<Vec<_>>(),
+    )?;
     d.set_item(
         "finish_s",
         w.iter()
@@ -453,7 +469,10 @@ fn workload_flows<'py>(
             .map(|f| f.fct().map_or(f64::NAN, secs))
             .collect::<Vec<_>>(),
     )?;
-    d.set_item("ideal_fct_s", w.iter().map(|f| secs(f.record.ideal)).collect::<Vec<_>>())?;
+    d.set_item(
+        "ideal_fct_s",
+        w.iter().map(|f| secs(f.record.ideal)).collect::<Vec<_>>(),
+    )?;
     // Every counter a source's flow has, by the same names (the summary's).
     let rows: Vec<serde_json::Value> = w
         .iter()
@@ -484,6 +503,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(read_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(name_error, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
 }

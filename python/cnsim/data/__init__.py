@@ -1,5 +1,6 @@
-"""Files shipped with cnsim: the study scenarios, the benchmark set and the
-flow-size distributions of ``[[workloads]]``.
+"""Files shipped with cnsim: the study scenarios, the benchmark set, the
+flow-size distributions of ``[[workloads]]`` and the JSON Schema of scenario
+files (``scenario.schema.json``, what ``cnsim schema`` prints).
 
 ``scenarios``, ``bench`` and ``workloads`` here are links to the
 repository's folders of those names; a wheel holds their files at the same
@@ -13,6 +14,9 @@ import os
 from pathlib import Path
 
 _HERE = Path(__file__).parent
+
+#: The JSON Schema of scenario files, for editors (docs/scenario-format.md).
+SCHEMA_FILE = _HERE / "scenario.schema.json"
 
 
 def shipped_dir(name: str, env: str) -> Path:

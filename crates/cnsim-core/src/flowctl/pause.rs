@@ -5,7 +5,9 @@
 use crate::units::{Rate, Time};
 
 /// When a switch sends PAUSE (`mode` in a scenario's `[switch.pause]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PauseMode {
     Off,

@@ -5,6 +5,7 @@
 use super::entry::Entry;
 use super::error::{with_suggestion, FieldPath, Locator, ScenarioError};
 use super::names;
+use super::overrides::Deferred;
 use super::schema::*;
 use super::spec::*;
 use crate::units::{parse_rate, parse_size, parse_time, Rate, Time};
@@ -35,30 +36,24 @@ pub fn from_toml(
     let mut loc = Locator::toml(origin, text);
     let mut doc = toml::de::DeTable::parse(text).map_err(|e| toml_error(&loc, e, String::new()))?;
     super::entry::check_written_entries(doc.get_ref(), &loc)?;
-    loc.set_overrides(super::overrides::apply_toml(
-        doc.get_mut(),
-        text.len(),
-        overrides,
-    )?);
+    let (applied, deferred) = super::overrides::apply_toml(doc.get_mut(), text.len(), overrides)?;
+    loc.set_overrides(applied);
     let de = toml::Deserializer::from(doc);
     let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
         let field = if field == "." { String::new() } else { field };
         toml_error(&loc, e.into_inner(), field)
     })?;
-    Builder {
-        loc: &loc,
-        kb: 1000,
-    }
-    .build(raw, origin)
+    expand_and_build(raw, &mut loc, &deferred, origin)
 }
 
 /// Parse JSON text (a scenario given as a dict from Python), with the
-/// overrides already `applied` to it.
+/// overrides already `applied` to it and those `deferred` to its entries.
 pub fn from_json(
     text: &str,
     origin: &str,
     applied: Vec<super::error::Applied>,
+    deferred: &[Deferred],
 ) -> Result<Scenario, ScenarioError> {
     let mut loc = Locator::none(origin);
     loc.set_overrides(applied);
@@ -70,11 +65,19 @@ pub fn from_json(
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
         loc.error_named(field, with_suggestion(&msg))
     })?;
-    Builder {
-        loc: &loc,
-        kb: 1000,
-    }
-    .build(raw, origin)
+    expand_and_build(raw, &mut loc, deferred, origin)
+}
+
+/// Expands the entries, applies the overrides deferred to them, and builds.
+fn expand_and_build(
+    mut raw: RawScenario,
+    loc: &mut Locator,
+    deferred: &[Deferred],
+    origin: &str,
+) -> Result<Scenario, ScenarioError> {
+    let mut entries = Builder { loc, kb: 1000 }.expand(&mut raw)?;
+    loc.add_overrides(super::overrides::apply_to_entries(&mut entries, deferred)?);
+    Builder { loc, kb: 1000 }.build(raw, entries, origin)
 }
 
 fn toml_error(loc: &Locator, e: toml::de::Error, field: String) -> ScenarioError {
@@ -190,11 +193,15 @@ impl<'a> Builder<'a> {
         v.map(|(s, p)| self.size(s, &p)).transpose()
     }
 
-    fn build(mut self, mut raw: RawScenario, origin: &str) -> Result<Scenario, ScenarioError> {
+    /// `entries` are those of `raw` after expansion: every entry is a plain
+    /// one, with the path (template and copy) its errors are reported at.
+    fn build(
+        mut self,
+        raw: RawScenario,
+        entries: super::entry::Entries,
+        origin: &str,
+    ) -> Result<Scenario, ScenarioError> {
         let root = FieldPath::root();
-        // Replicated entries first: from here on every entry is a plain one,
-        // with the path (template and copy) its errors are reported at.
-        let entries = self.expand(&mut raw)?;
         if let Some(k) = raw.kilobyte {
             if k != 1000 && k != 1024 {
                 return Err(self.err(
@@ -607,6 +614,13 @@ impl<'a> Builder<'a> {
                     format!("axis '{key}' has no values"),
                 ));
             }
+        }
+        for name in sw.metrics.keys() {
+            let at = sp.key("metrics").key(name);
+            if name.trim().is_empty() {
+                return Err(self.err(&at, "expected a metric name, found an empty one"));
+            }
+            names::check(name).map_err(|m| self.err(&at, m))?;
         }
         for name in sw.variants.keys() {
             if name.is_empty() || name.contains(char::is_whitespace) || name.contains('/') {

@@ -157,20 +157,19 @@ impl Locator {
         self.overrides = applied;
     }
 
+    /// Adds overrides applied after the others (to expanded entries).
+    pub fn add_overrides(&mut self, applied: Vec<Applied>) {
+        self.overrides.extend(applied);
+    }
+
     /// The override that set the value at `path` (or a table holding it):
-    /// the last one, as it wins.
+    /// the last one, as it wins. An override of a template covers its
+    /// copies; one of a copy or a generated entry covers that entry only.
     fn set_by(&self, path: &FieldPath) -> Option<&Applied> {
-        if self.overrides.is_empty() {
-            return None;
-        }
-        let segs: Vec<&Seg> = path
-            .0
+        self.overrides
             .iter()
-            .filter(|s| !matches!(s, Seg::Copy(_) | Seg::Generated(_)))
-            .collect();
-        self.overrides.iter().rev().find(|a| {
-            a.path.0.len() <= segs.len() && a.path.0.iter().zip(&segs).all(|(x, y)| x == *y)
-        })
+            .rev()
+            .find(|a| covers(&a.path.0, &path.0))
     }
 
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
@@ -279,6 +278,20 @@ impl Locator {
             },
         }
     }
+}
+
+/// Whether `at` is `applied` or under it. A copy or generated-entry segment
+/// of `at` that `applied` does not name is passed over (an override of a
+/// template covers every copy).
+fn covers(applied: &[Seg], at: &[Seg]) -> bool {
+    let mut rest = at.iter();
+    applied.iter().all(|a| loop {
+        match rest.next() {
+            Some(s) if s == a => break true,
+            Some(Seg::Copy(_) | Seg::Generated(_)) => continue,
+            _ => break false,
+        }
+    })
 }
 
 type Span = Option<std::ops::Range<usize>>;
@@ -392,18 +405,23 @@ fn similarity(found: &str, known: &str) -> f64 {
     }
 }
 
+/// The known name closest to `n`, if one is close.
+pub(super) fn closest<'n>(n: &str, known: impl Iterator<Item = &'n String>) -> Option<&'n String> {
+    known
+        .map(|k| (similarity(n, k), k))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, k)| k)
+}
+
 /// "unknown WHAT 'N'", naming the known name closest to `n` if one is close.
 pub(super) fn unknown_name<'n>(
     what: &str,
     n: &str,
     known: impl Iterator<Item = &'n String>,
 ) -> String {
-    let best = known
-        .map(|k| (similarity(n, k), k))
-        .filter(|(s, _)| *s > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)));
-    match best {
-        Some((_, k)) => format!("unknown {what} '{n}' (did you mean '{k}'?)"),
+    match closest(n, known) {
+        Some(k) => format!("unknown {what} '{n}' (did you mean '{k}'?)"),
         None => format!("unknown {what} '{n}'"),
     }
 }
@@ -431,6 +449,23 @@ mod tests {
     fn suggests_the_closest_field() {
         let m = with_suggestion("unknown field `rat`, expected `between`, `rate` or `delay`");
         assert!(m.contains("did you mean 'rate'"), "{m}");
+    }
+
+    #[test]
+    fn an_override_of_a_template_covers_its_copies_one_of_a_copy_that_copy() {
+        let host = FieldPath::root().key("hosts").index(1);
+        let field = |p: &FieldPath| p.key("egress").0;
+        let copy1 = host.copy("e=1");
+        let copy2 = host.copy("e=2");
+        assert!(covers(&field(&host), &field(&copy1)));
+        assert!(covers(&field(&copy1), &field(&copy1)));
+        assert!(!covers(&field(&copy1), &field(&copy2)));
+        assert!(!covers(&field(&copy1), &field(&host)));
+        let topo = FieldPath::root().key("topology");
+        let (e1, e2) = (topo.generated("E1.1"), topo.generated("E1.2"));
+        assert!(covers(&e1.0, &field(&e1)));
+        assert!(!covers(&field(&e1), &field(&e2)));
+        assert!(covers(&topo.0, &field(&e2))); // a [topology] the override made
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod describe;
 mod entry;
 pub mod error;
 pub mod input;
+pub mod json_schema;
 pub mod names;
 pub mod overrides;
 mod repeat;
@@ -23,6 +24,11 @@ mod topology;
 pub use error::ScenarioError;
 pub use input::{read_file, MAX_FILE_BYTES};
 pub use spec::Scenario;
+
+/// The JSON Schema of scenario files (see `json_schema`).
+pub fn scenario_schema() -> String {
+    json_schema::schema_of::<schema::RawScenario>()
+}
 
 /// Input format of scenario text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +47,8 @@ pub fn load(
     match format {
         Format::Toml => build::from_toml(text, origin, overrides),
         Format::Json => {
-            let (text, applied) = overrides::apply_json(text, overrides)?;
-            build::from_json(&text, origin, applied)
+            let (text, applied, deferred) = overrides::apply_json(text, overrides)?;
+            build::from_json(&text, origin, applied, &deferred)
         }
     }
 }

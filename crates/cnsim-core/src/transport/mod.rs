@@ -10,7 +10,17 @@ use crate::units::Time;
 
 /// How a source's units reach the network (`transport` in a scenario's
 /// `[[source]]`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     /// Frames go out as produced (only the adapter may hold them back).
