@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _core, fct
+from . import _core, fct, thresholds
 from .outputs import KIND_RESULT, Reservation, ResultError, check_files, read_marker, reserve
 
 SUMMARY_FILE = "summary.json"
@@ -313,6 +313,10 @@ class Result:
         flows["offered_gbps"] = _active_rate(tx[:n_flows], bin_s)
         flows["delivered_gbps"] = _active_rate(rx[:n_flows], bin_s)
         queues = _merge_counters(queue_meta, summary.get("queues"), _QUEUE_META)
+        for column in thresholds.QUEUE_COLUMNS:
+            # null where a threshold does not apply: NaN, also when no queue has it.
+            if column in queues:
+                queues[column] = queues[column].astype(np.float64)
         fct_bins = fct.empty_bins()
         if raw.get("workload_flows") is not None:
             flows = _with_workload_flows(flows, raw["workload_flows"])
@@ -392,6 +396,11 @@ class Result:
             pfc_events = pd.DataFrame({c: raw["pfc_events"][c] for c in _PFC_EVENT_COLUMNS}).astype(_PFC_EVENT_COLUMNS)
         buffer_occupancy = _empty_buffer_occupancy()
         if len(buffer_names):
+            # Each switch's thresholds (constants) beside its bins.
+            per_switch = {
+                column: np.repeat(np.array([b.get(column) for b in summary["buffers"]], dtype=dtype), n_bins)
+                for column, dtype in _BUFFER_THRESHOLD_COLUMNS.items()
+            }
             buffer_occupancy = pd.DataFrame(
                 {
                     "time_s": np.tile(times, len(buffer_names)),
@@ -400,6 +409,7 @@ class Result:
                     "shared_max_bytes": series("buffer_shared_max").ravel().astype(np.int64),
                     "headroom_mean_bytes": series("buffer_headroom_mean").ravel(),
                     "headroom_max_bytes": series("buffer_headroom_max").ravel().astype(np.int64),
+                    **per_switch,
                 }
             )
         return cls(
@@ -558,6 +568,7 @@ _CLASS_COLUMNS = {
     "pfc_xoff_sent": np.int64,
     "pfc_xon_sent": np.int64,
     "ecn_marked": np.int64,
+    **{column: np.float64 for column in thresholds.CLASS_COLUMNS},
 }
 _PFC_EVENT_COLUMNS = {
     "time_s": np.float64,
@@ -577,6 +588,10 @@ def _empty_pfc_events() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in _PFC_EVENT_COLUMNS.items()})
 
 
+# The pool size is always there; a threshold may not apply (NaN).
+_BUFFER_THRESHOLD_COLUMNS = {column: np.float64 for column in thresholds.BUFFER_COLUMNS} | {"shared_pool_bytes": np.int64}
+
+
 def _empty_buffer_occupancy() -> pd.DataFrame:
     dtypes = {
         "time_s": np.float64,
@@ -585,6 +600,7 @@ def _empty_buffer_occupancy() -> pd.DataFrame:
         "shared_max_bytes": np.int64,
         "headroom_mean_bytes": np.float64,
         "headroom_max_bytes": np.int64,
+        **_BUFFER_THRESHOLD_COLUMNS,
     }
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
 
