@@ -4,7 +4,7 @@ A result directory holds::
 
     summary.json                 run metadata and counters (see Result.summary)
     flows.parquet                one row per flow
-    queues.parquet               one row per output queue ("NODE->PEER")
+    queues.parquet               one row per output queue ("NODE->PEER"), with its thresholds
     flow_throughput.parquet      time_s, flow, offered_gbps, delivered_gbps
     link_throughput.parquet      time_s, queue, gbps
     queue_occupancy.parquet      time_s, queue, mean_bytes, max_bytes, drops, xoff
@@ -17,7 +17,8 @@ A result directory holds::
     classes.parquet              queue, class and per-class counters (with [priorities] or PFC)
     pfc_events.parquet           time_s, queue, node, class, quanta, direction (with PFC)
     buffer_occupancy.parquet     time_s, switch, shared_mean_bytes, shared_max_bytes,
-                                 headroom_mean_bytes, headroom_max_bytes (shared-buffer switches)
+                                 headroom_mean_bytes, headroom_max_bytes and the switch's
+                                 pool and MMU thresholds (shared-buffer switches)
     fct_bins.parquet             slowdown per flow-size percentile bin (with [[workloads]])
     figures/                     only if plots were asked for
     .cnsim-result                marker: written by cnsim, with every file's size and SHA-256
@@ -88,7 +89,14 @@ class Result:
         ``flow_throughput``, under the workload's name).
     queues : DataFrame
         One row per output queue: name ("NODE->PEER"), node, peer, node_kind
-        and the per-queue counters of the summary.
+        and the per-queue counters of the summary, then the thresholds of its
+        control loops in bytes, NaN where one does not apply
+        (:mod:`cnsim.thresholds`): ecn_kmin_bytes and ecn_kmax_bytes (a step
+        rule's K as both), pause_output_xoff_bytes and pause_output_xon_bytes
+        (global PAUSE, on this queue's occupancy), pause_input_xoff_bytes and
+        pause_input_xon_bytes (per-input PAUSE, on the bytes that arrived
+        from the peer), qeq_bytes (the BCN, E2CM or QCN congestion point's
+        equilibrium).
     flow_throughput : DataFrame
         time_s, flow, offered_gbps, delivered_gbps.
     link_throughput : DataFrame
@@ -113,7 +121,9 @@ class Result:
         drops_bytes, max_occupancy_bytes, paused_time_s and paused_fraction
         (the class held by PFC at that transmitter), pfc_xoff_sent and
         pfc_xon_sent (PFC frames this port sent upstream for the class),
-        ecn_marked (frames of the class this queue marked CE).
+        ecn_marked (frames of the class this queue marked CE), pfc_xoff_bytes
+        and pfc_xon_bytes (static PFC thresholds of a lossless class on the
+        bytes of the class that arrived from the peer; NaN otherwise).
         Empty otherwise.
     pfc_events : DataFrame
         One row per class of each PFC frame at each end, in time order:
@@ -125,7 +135,11 @@ class Result:
         time_s, switch, shared_mean_bytes and shared_max_bytes (the shared
         pool in use, time-averaged and peak over the bin),
         headroom_mean_bytes and headroom_max_bytes (headroom in use), one
-        row per shared-buffer switch and bin. Empty without shared buffers.
+        row per shared-buffer switch and bin, and the switch's constants:
+        shared_pool_bytes, lossless_xoff_bytes or lossless_xoff_alpha (the
+        lossless XOFF threshold, static or α × the free pool),
+        resume_offset_bytes, lossy_egress_bytes or lossy_egress_alpha.
+        Empty without shared buffers.
     fct_bins : DataFrame
         Workload flows sorted by size in 20 bins of 5% of the count
         (:func:`cnsim.fct.bins`): bin, percentile_low/high, flows,
