@@ -157,3 +157,127 @@ fn switch(sc: &Scenario, node: usize) -> Option<&SwitchSpec> {
         NodeKind::Host(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load, Format};
+
+    /// H1 -- SW -- H2 at 10 Gb/s, with `switch` added to the switch's keys
+    /// and `sections` at the end.
+    fn line(switch: &str, sections: &str) -> Scenario {
+        let text = format!(
+            r#"
+duration = "1ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "1us"
+[[switches]]
+name = "SW"
+{switch}
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+[[links]]
+between = ["H1", "SW"]
+[[links]]
+between = ["SW", "H2"]
+[[sources]]
+host = "H1"
+to = "H2"
+load = 0.5
+{sections}
+"#
+        );
+        load(&text, "test.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn node(sc: &Scenario, name: &str) -> usize {
+        sc.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .expect("a node")
+    }
+
+    #[test]
+    fn a_step_rule_gives_k_as_kmin_and_kmax_and_per_rate_rules_apply() {
+        let sc = line(
+            r#"ecn = { rule = "step", k = "30KB", rates = [{ rate = "40Gbps", k = "1MB" }] }"#,
+            "",
+        );
+        let at = |gbps| QueueThresholds::of(&sc, node(&sc, "SW"), Rate::gbps(gbps));
+        assert_eq!(
+            (at(10).ecn_kmin_bytes, at(10).ecn_kmax_bytes),
+            (Some(30_000), Some(30_000))
+        );
+        assert_eq!(at(40).ecn_kmin_bytes, Some(1_000_000));
+        // A host's queue has no thresholds.
+        assert_eq!(
+            QueueThresholds::of(&sc, node(&sc, "H1"), Rate::gbps(10)),
+            QueueThresholds::default()
+        );
+    }
+
+    #[test]
+    fn pause_thresholds_go_where_the_mode_compares_them() {
+        let of = |mode: &str| {
+            let sc = line(
+                &format!(r#"pause = {{ mode = "{mode}", xoff = "100KB", xon = "80KB" }}"#),
+                "",
+            );
+            QueueThresholds::of(&sc, node(&sc, "SW"), Rate::gbps(10))
+        };
+        let global = of("global");
+        assert_eq!(
+            (
+                global.pause_output_xoff_bytes,
+                global.pause_output_xon_bytes
+            ),
+            (Some(100_000), Some(80_000))
+        );
+        assert_eq!(global.pause_input_xoff_bytes, None);
+        let per_input = of("per_input");
+        assert_eq!(
+            (
+                per_input.pause_input_xoff_bytes,
+                per_input.pause_input_xon_bytes
+            ),
+            (Some(100_000), Some(80_000))
+        );
+        assert_eq!(per_input.pause_output_xoff_bytes, None);
+        assert_eq!(of("off"), QueueThresholds::default());
+    }
+
+    #[test]
+    fn qeq_only_on_congestion_points_of_a_scheme() {
+        let qcn = "[qcn]\nqeq = \"20KB\"";
+        let at = |switch: &str, sections: &str| {
+            let sc = line(switch, sections);
+            QueueThresholds::of(&sc, node(&sc, "SW"), Rate::gbps(10)).qeq_bytes
+        };
+        assert_eq!(at("", qcn), Some(20_000));
+        assert_eq!(at("congestion_point = false", qcn), None);
+        assert_eq!(at("", ""), None);
+    }
+
+    #[test]
+    fn static_pfc_on_lossless_classes_only() {
+        let sc = line(
+            r#"buffer_model = "per_input"
+buffer = "150KB"
+pfc = { classes = [3], xoff = "100KB", xon = "80KB" }"#,
+            "[priorities]\nclasses = 4",
+        );
+        let class = |c| ClassThresholds::of(&sc, node(&sc, "SW"), c);
+        assert_eq!(
+            (class(3).pfc_xoff_bytes, class(3).pfc_xon_bytes),
+            (Some(100_000), Some(80_000))
+        );
+        assert_eq!(class(0), ClassThresholds::default());
+        assert_eq!(
+            ClassThresholds::of(&sc, node(&sc, "H1"), 3),
+            ClassThresholds::default()
+        );
+    }
+}
