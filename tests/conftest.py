@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +19,27 @@ PAUSE = SCENARIOS / "baseline" / "pause.toml"
 #: Keeps end-to-end runs of the baseline study short (flows start at 5 ms).
 FAST = {"duration": "20ms"}
 FAST_SET = [f"--set=duration={FAST['duration']}"]
+
+
+def scenario_file(path: Path) -> dict:
+    """A scenario file's TOML, as written (no defaults applied)."""
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def scenario_size(text: str, kilobyte: int) -> int:
+    """A size as a scenario file writes it ("136192B", "100KB", "375pages") in bytes; `kilobyte` is
+    the file's own (1000 unless it sets 1024)."""
+    m = re.fullmatch(r"(\d+)\s*(B|KB|KiB|pages)", text)
+    assert m, f"size {text!r} not understood by this test helper"
+    return int(m[1]) * {"B": 1, "KB": kilobyte, "KiB": 1024, "pages": 64}[m[2]]
+
+
+def switch_settings(scenario: dict, name: str) -> dict:
+    """A switch's settings in a scenario file: ``[defaults.switch]`` overlaid with its own
+    ``[[switches]]`` entry, if it has one."""
+    own = next((s for s in scenario.get("switches", []) if s["name"] == name), {})
+    return {**scenario.get("defaults", {}).get("switch", {}), **own}
 
 
 def timing_free(frame):

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import cnsim
+from cnsim import thresholds
 from conftest import NO_CM, SCENARIOS
 
 PFC = SCENARIOS / "pfc" / "lossless_and_lossy.toml"
@@ -60,6 +61,7 @@ def test_buffer_occupancy_of_a_shared_buffer_switch(tmp_path):
         "shared_max_bytes",
         "headroom_mean_bytes",
         "headroom_max_bytes",
+        *thresholds.BUFFER_COLUMNS,
     ]
     assert set(b["switch"]) == {"SW"} and len(b) == r.summary["n_bins"]
     (summary,) = r.summary["buffers"]

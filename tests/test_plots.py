@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 import subprocess
 
+import numpy as np
 import pytest
 
 import cnsim
 from cnsim import plots
 
-from conftest import NO_CM, PAUSE, ROOT, SCENARIOS, texts_outside
+from conftest import NO_CM, PAUSE, ROOT, SCENARIOS, scenario_file, scenario_size, switch_settings, texts_outside
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -171,6 +172,76 @@ def test_queue_axes_use_the_scenarios_kilobyte(scheme_runs):
     bare = copy.copy(scheme_runs["pause"])
     bare.summary = {**bare.summary, "scenario_file": "<dict>"}
     assert bare.kilobyte == 1000
+
+
+def threshold_lines(ax) -> dict[str, float]:
+    """The horizontal threshold lines of a panel by legend label: label -> y (axis units)."""
+    names = ("ECN", "PAUSE", "QCN/BCN Qeq")
+    found = {}
+    for line in ax.get_lines():
+        y = np.unique(line.get_ydata())
+        if line.get_label().startswith(names):
+            assert len(y) == 1, line.get_label()
+            found[line.get_label()] = float(y[0])
+    return found
+
+
+def line_at(lines: dict[str, float], name: str) -> list[float]:
+    return sorted(y for label, y in lines.items() if label.startswith(name + " "))
+
+
+def test_queue_occupancy_draws_the_configured_thresholds(scheme_runs, result):
+    sc = scenario_file(PAUSE)
+    kb = sc["kilobyte"]
+    pause = sc["defaults"]["switch"]["pause"]
+    (ax,) = scheme_runs["pause"].plot("queue_occupancy").axes
+    lines = threshold_lines(ax)
+    # In the axis's own unit (KiB here), one line per value.
+    assert line_at(lines, "PAUSE XOFF") == [scenario_size(pause["xoff"], kb) / kb]
+    assert line_at(lines, "PAUSE XON") == [scenario_size(pause["xon"], kb) / kb]
+    assert "PAUSE XOFF 133 KiB" in lines
+    qcn = scenario_file(SCENARIOS / "qcn_tcp" / "hotspot.toml")
+    (ax,) = scheme_runs["qcn"].plot("queue_occupancy").axes
+    assert threshold_lines(ax) == {"QCN/BCN Qeq 26 KB": scenario_size(qcn["qcn"]["qeq"], 1000) / 1000}
+    (ax,) = result.plot("queue_occupancy").axes  # no thresholds
+    assert threshold_lines(ax) == {}
+
+
+def test_red_thresholds_are_two_lines_a_step_one():
+    path = SCENARIOS / "dcqcn" / "convergence.toml"
+    ecn = scenario_file(path)["defaults"]["switch"]["ecn"]
+    (ax,) = cnsim.run(path, duration="1ms").plot("queue_occupancy").axes
+    lines = threshold_lines(ax)
+    assert line_at(lines, "ECN Kmin") == [scenario_size(ecn["kmin"], 1000) / 1000]
+    assert line_at(lines, "ECN Kmax") == [scenario_size(ecn["kmax"], 1000) / 1000]
+    path = ROOT / "bench" / "fat_tree_k8_lossless.toml"
+    ecn = scenario_file(path)["defaults"]["switch"]["ecn"]
+    small = {"params.k": 4, "params.half": 2, "duration": "200us", "bin": "20us"}
+    (ax,) = cnsim.run(path, set=small).plot("queue_occupancy").axes
+    lines = threshold_lines(ax)
+    assert line_at(lines, "ECN K") == [scenario_size(ecn["k"], 1000) / 1000]
+    assert not line_at(lines, "ECN Kmin") and not line_at(lines, "ECN Kmax")
+
+
+def test_a_comparison_lists_each_threshold_once(scheme_runs):
+    fig = plots.figure([scheme_runs["pause"], scheme_runs["pause"]], "queue_occupancy", labels=["a", "b"])
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert sum(t.startswith("PAUSE XOFF") for t in legend) == 1
+    assert sum(t.startswith("PAUSE XON") for t in legend) == 1
+    assert all(line_at(threshold_lines(ax), "PAUSE XOFF") for ax in fig.axes)  # on every queue's panel
+
+
+def test_buffer_use_draws_the_dynamic_xoff_threshold(scheme_runs):
+    shared = scheme_runs["shared"]
+    alpha = switch_settings(scenario_file(SCENARIOS / "pfc" / "incast_1000.toml"), "SW")["mmu"]["alpha"]
+    (ax,) = shared.plot("buffer_use").axes
+    (xoff,) = [line for line in ax.get_lines() if line.get_label().startswith("lossless XOFF")]
+    b = shared.buffer_occupancy
+    kb = shared.kilobyte
+    expect = alpha * (b["shared_pool_bytes"] - b["shared_mean_bytes"]).to_numpy() / kb
+    # A step per bin, and the closing point of the last.
+    assert np.allclose(xoff.get_ydata(), np.append(expect, expect[-1]), rtol=1e-12)
+    assert f"{alpha:g} × free pool" in xoff.get_label()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,10 @@ something for it):
   in ``summary["plot"]["flows"]``;
 * ``queue_occupancy``: time-averaged occupancy vs time of the queues named in
   ``summary["plot"]["queues"]``, in the scenario's own kilobytes (KiB where
-  ``kilobyte = 1024``);
+  ``kilobyte = 1024``), with dashed lines at the thresholds compared with
+  those queues' occupancy (ECN Kmin/Kmax or K, global PAUSE XOFF/XON, the
+  congestion point's Qeq), one legend entry per distinct value, a threshold
+  with more than ``thresholds.MAX_DISTINCT`` values among them left out;
 * ``drops``: total frames dropped per run (bar chart);
 * ``drops_over_time`` (runs that dropped frames): frames dropped per bin, a
   row per queue (the queues that dropped most), darker for more;
@@ -21,7 +24,8 @@ something for it):
 * ``pfc_timeline`` (runs with PFC): when each (transmitter, class) was held
   by PFC, one row per pair, the most-paused pairs;
 * ``buffer_use`` (runs with shared-buffer switches): shared pool and
-  headroom in use vs time per switch, the fullest.
+  headroom in use vs time per switch, the fullest, with the pool's size and
+  the lossless XOFF threshold (static, or α × the free pool bin by bin).
 * ``fct_slowdown`` (runs with workloads): FCT slowdown against the
   flow-size percentile bin (``fct_bins``), median and 99th percentile, one
   colour per run, sizes marked on a second axis (the HPCC paper's figure);
@@ -60,6 +64,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from . import thresholds
 from .console import format_seconds
 from .outputs import KIND_FIGURES, Reservation, reserve
 from .results import FIGURES_DIR, Result
@@ -309,6 +314,8 @@ def time_figure(results: Sequence[Result], labels: Sequence[str], kind: str, ite
             data = _series(results[0], spec, name, scale)
             if data is not None:
                 _step(ax, data, i, len(shown), name)
+        if spec.sizes:
+            _threshold_lines(ax, results, shown, scale)
         _decorate(ax, ylabel)
         _legend(ax)
         _title(fig, title and f"{title}: {labels[0]}{note}")
@@ -320,6 +327,8 @@ def time_figure(results: Sequence[Result], labels: Sequence[str], kind: str, ite
             data = _series(result, spec, name, scale) if name is not None else None
             if data is not None:
                 _step(ax, data, i, len(results), label)
+        if spec.sizes and name is not None:
+            _threshold_lines(ax, results, [name], scale)
         if len(shown) > 1:
             ax.set_title(name, fontsize="medium")
         _decorate(ax, ylabel, xlabel=ax is axes[-1])
@@ -328,6 +337,19 @@ def time_figure(results: Sequence[Result], labels: Sequence[str], kind: str, ite
         title = f"{title}: {shown[0]}"
     _title(fig, title and title + note)
     return fig
+
+
+def _threshold_lines(ax, results: Sequence[Result], queues: Sequence[str], scale: float) -> None:
+    """Dashed horizontal lines at the thresholds of the plotted queues that are compared with their
+    occupancy (:func:`cnsim.thresholds.queue_lines`), one legend entry per distinct value; only over
+    a panel that has data."""
+    if not ax.lines:
+        return
+    unit = queue_unit(results)[1].split()[0]
+    for label, colour, values in thresholds.queue_lines((r.queues for r in results), queues):
+        for value in values:
+            ax.axhline(value / scale, color=colour, linestyle=(0, (5, 3)), linewidth=1.0,
+                       label=f"{label} {value / scale:.4g} {unit}")
 
 
 def _time_view(kind: str):
@@ -511,6 +533,7 @@ def _buffer_view(results, labels, title):
                     label=f"{prefix}headroom")
             pool = next(b["shared_pool_bytes"] for b in result.summary["buffers"] if b["switch"] == switch)
             ax.axhline(pool / scale, color=color, linestyle=":", linewidth=1, label=f"{prefix}pool size")
+            _xoff_line(ax, result, sel, scale, color, prefix)
         if len(switches) > 1:
             ax.set_title(switch, fontsize="medium")
         _decorate(ax, f"mean in use ({unit})", xlabel=ax is axes[-1])
@@ -518,6 +541,18 @@ def _buffer_view(results, labels, title):
     more = _kept(len(switches), len(peak), "fullest", "switches")
     _title(fig, f"{title}: {switches[0]}{more}" if len(switches) == 1 else title + more)
     return fig
+
+
+def _xoff_line(ax, result: Result, sel: pd.DataFrame, scale: float, color: str, prefix: str) -> None:
+    """A switch's lossless XOFF threshold: a level when static, else α × the free pool, bin by bin."""
+    xoff = thresholds.lossless_xoff(sel)
+    if np.isnan(xoff).all():
+        return
+    alpha = sel["lossless_xoff_alpha"].iloc[0]
+    what = "static" if np.isnan(alpha) else f"{alpha:g} × free pool"
+    line = _steps(result, sel["time_s"], pd.Series(xoff / scale))
+    ax.plot(line["t_ms"], line["y"], drawstyle="steps-post", color=color, linestyle="-.", linewidth=1,
+            label=f"{prefix}lossless XOFF ({what})")
 
 
 def _fct_slowdown_view(results, labels, title):

@@ -4,7 +4,7 @@ A result directory holds::
 
     summary.json                 run metadata and counters (see Result.summary)
     flows.parquet                one row per flow
-    queues.parquet               one row per output queue ("NODE->PEER")
+    queues.parquet               one row per output queue ("NODE->PEER"), with its thresholds
     flow_throughput.parquet      time_s, flow, offered_gbps, delivered_gbps
     link_throughput.parquet      time_s, queue, gbps
     queue_occupancy.parquet      time_s, queue, mean_bytes, max_bytes, drops, xoff
@@ -17,7 +17,8 @@ A result directory holds::
     classes.parquet              queue, class and per-class counters (with [priorities] or PFC)
     pfc_events.parquet           time_s, queue, node, class, quanta, direction (with PFC)
     buffer_occupancy.parquet     time_s, switch, shared_mean_bytes, shared_max_bytes,
-                                 headroom_mean_bytes, headroom_max_bytes (shared-buffer switches)
+                                 headroom_mean_bytes, headroom_max_bytes and the switch's
+                                 pool and MMU thresholds (shared-buffer switches)
     ingress_occupancy.parquet    time_s, switch, from, class, mean_bytes, max_bytes (with
                                  [metrics] ingress_occupancy)
     fct_bins.parquet             slowdown per flow-size percentile bin (with [[workloads]])
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _core, fct
+from . import _core, fct, thresholds
 from .outputs import KIND_RESULT, Reservation, ResultError, check_files, read_marker, reserve
 
 SUMMARY_FILE = "summary.json"
@@ -91,7 +92,14 @@ class Result:
         ``flow_throughput``, under the workload's name).
     queues : DataFrame
         One row per output queue: name ("NODE->PEER"), node, peer, node_kind
-        and the per-queue counters of the summary.
+        and the per-queue counters of the summary, then the thresholds of its
+        control loops in bytes, NaN where one does not apply
+        (:mod:`cnsim.thresholds`): ecn_kmin_bytes and ecn_kmax_bytes (a step
+        rule's K as both), pause_output_xoff_bytes and pause_output_xon_bytes
+        (global PAUSE, on this queue's occupancy), pause_input_xoff_bytes and
+        pause_input_xon_bytes (per-input PAUSE, on the bytes that arrived
+        from the peer), qeq_bytes (the BCN, E2CM or QCN congestion point's
+        equilibrium).
     flow_throughput : DataFrame
         time_s, flow, offered_gbps, delivered_gbps.
     link_throughput : DataFrame
@@ -116,7 +124,9 @@ class Result:
         drops_bytes, max_occupancy_bytes, paused_time_s and paused_fraction
         (the class held by PFC at that transmitter), pfc_xoff_sent and
         pfc_xon_sent (PFC frames this port sent upstream for the class),
-        ecn_marked (frames of the class this queue marked CE).
+        ecn_marked (frames of the class this queue marked CE), pfc_xoff_bytes
+        and pfc_xon_bytes (static PFC thresholds of a lossless class on the
+        bytes of the class that arrived from the peer; NaN otherwise).
         Empty otherwise.
     pfc_events : DataFrame
         One row per class of each PFC frame at each end, in time order:
@@ -128,7 +138,11 @@ class Result:
         time_s, switch, shared_mean_bytes and shared_max_bytes (the shared
         pool in use, time-averaged and peak over the bin),
         headroom_mean_bytes and headroom_max_bytes (headroom in use), one
-        row per shared-buffer switch and bin. Empty without shared buffers.
+        row per shared-buffer switch and bin, and the switch's constants:
+        shared_pool_bytes, lossless_xoff_bytes or lossless_xoff_alpha (the
+        lossless XOFF threshold, static or α × the free pool),
+        resume_offset_bytes, lossy_egress_bytes or lossy_egress_alpha.
+        Empty without shared buffers.
     ingress_occupancy : DataFrame
         time_s, switch, from (the neighbour the frames came from), class,
         mean_bytes and max_bytes (bytes the switch holds that arrived on
@@ -326,6 +340,10 @@ class Result:
         flows["offered_gbps"] = _active_rate(tx[:n_flows], bin_s)
         flows["delivered_gbps"] = _active_rate(rx[:n_flows], bin_s)
         queues = _merge_counters(queue_meta, summary.get("queues"), _QUEUE_META)
+        for column in thresholds.QUEUE_COLUMNS:
+            # null where a threshold does not apply: NaN, also when no queue has it.
+            if column in queues:
+                queues[column] = queues[column].astype(np.float64)
         fct_bins = fct.empty_bins()
         if raw.get("workload_flows") is not None:
             flows = _with_workload_flows(flows, raw["workload_flows"])
@@ -405,6 +423,11 @@ class Result:
             pfc_events = pd.DataFrame({c: raw["pfc_events"][c] for c in _PFC_EVENT_COLUMNS}).astype(_PFC_EVENT_COLUMNS)
         buffer_occupancy = _empty_buffer_occupancy()
         if len(buffer_names):
+            # Each switch's thresholds (constants) beside its bins.
+            per_switch = {
+                column: np.repeat(np.array([b.get(column) for b in summary["buffers"]], dtype=dtype), n_bins)
+                for column, dtype in _BUFFER_THRESHOLD_COLUMNS.items()
+            }
             buffer_occupancy = pd.DataFrame(
                 {
                     "time_s": np.tile(times, len(buffer_names)),
@@ -413,6 +436,7 @@ class Result:
                     "shared_max_bytes": series("buffer_shared_max").ravel().astype(np.int64),
                     "headroom_mean_bytes": series("buffer_headroom_mean").ravel(),
                     "headroom_max_bytes": series("buffer_headroom_max").ravel().astype(np.int64),
+                    **per_switch,
                 }
             )
         ingress_occupancy = _empty_ingress_occupancy()
@@ -620,6 +644,7 @@ _CLASS_COLUMNS = {
     "pfc_xoff_sent": np.int64,
     "pfc_xon_sent": np.int64,
     "ecn_marked": np.int64,
+    **{column: np.float64 for column in thresholds.CLASS_COLUMNS},
 }
 _PFC_EVENT_COLUMNS = {
     "time_s": np.float64,
@@ -651,6 +676,10 @@ def _empty_ingress_occupancy() -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
 
 
+# The pool size is always there; a threshold may not apply (NaN).
+_BUFFER_THRESHOLD_COLUMNS = {column: np.float64 for column in thresholds.BUFFER_COLUMNS} | {"shared_pool_bytes": np.int64}
+
+
 def _empty_buffer_occupancy() -> pd.DataFrame:
     dtypes = {
         "time_s": np.float64,
@@ -659,6 +688,7 @@ def _empty_buffer_occupancy() -> pd.DataFrame:
         "shared_max_bytes": np.int64,
         "headroom_mean_bytes": np.float64,
         "headroom_max_bytes": np.int64,
+        **_BUFFER_THRESHOLD_COLUMNS,
     }
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
 

@@ -8,6 +8,9 @@ use crate::units::Time;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+pub mod thresholds;
+pub use thresholds::{BufferThresholds, ClassThresholds, QueueThresholds};
+
 /// Where the frames of a flow (or of all flows) went. Offered = delivered +
 /// dropped + in flight at the end.
 ///
@@ -282,6 +285,9 @@ pub struct QueueSummary {
     pub cn_dropped: u64,
     /// The rate of the port's link, Gb/s.
     pub rate_gbps: f64,
+    /// ECN, PAUSE and congestion-point thresholds of this queue.
+    #[serde(flatten)]
+    pub thresholds: QueueThresholds,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -440,6 +446,9 @@ pub struct ClassSummary {
     pub pfc_xon_sent: u64,
     /// Frames of the class this queue marked CE (ECN).
     pub ecn_marked: u64,
+    /// Static PFC thresholds of the class.
+    #[serde(flatten)]
+    pub thresholds: ClassThresholds,
 }
 
 /// One switch ingress (port, class): the frames of `class` that `switch`
@@ -465,6 +474,9 @@ pub struct BufferSummary {
     /// Lossless frames dropped because their headroom was full (PFC acted
     /// too late; zero with the headroom cnsim computes).
     pub headroom_overflows: u64,
+    /// The MMU's XOFF, resume and lossy egress thresholds.
+    #[serde(flatten)]
+    pub thresholds: BufferThresholds,
 }
 
 /// PFC over the whole run.
@@ -736,6 +748,7 @@ impl RunResult {
                     cn_stop: q.cn_stop,
                     cn_dropped: q.cn_dropped,
                     rate_gbps: link.rate.0 as f64 / 1e9,
+                    thresholds: QueueThresholds::of(sc, node, link.rate),
                 }
             })
             .collect();

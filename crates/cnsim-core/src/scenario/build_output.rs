@@ -94,9 +94,9 @@ impl Builder<'_> {
         if m.ingress_occupancy == Some(true) {
             // Switches count bytes per ingress (port, class) only with a
             // shared buffer or PFC.
-            let counts = sc.nodes.iter().any(|n| {
-                matches!(&n.kind, NodeKind::Switch(s) if s.shared.is_some() || s.pfc.is_some())
-            });
+            let counts = sc.nodes.iter().any(
+                |n| matches!(&n.kind, NodeKind::Switch(s) if s.shared.is_some() || s.pfc.is_some()),
+            );
             if !counts {
                 return Err(self.err(
                     &mp.key("ingress_occupancy"),

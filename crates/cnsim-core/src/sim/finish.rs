@@ -6,7 +6,8 @@ use super::Role;
 use super::{RunError, Simulator};
 use crate::net::topology::{BufferModel, NodeKind};
 use crate::results::{
-    BufferSummary, ClassSummary, IngressRow, PfcTotals, RunCost, RunResult, Series,
+    BufferSummary, BufferThresholds, ClassSummary, ClassThresholds, IngressRow, PfcTotals, RunCost,
+    RunResult, Series,
 };
 use crate::scenario::spec::Scenario;
 
@@ -198,6 +199,7 @@ impl Simulator {
                 max_shared_used_bytes: b.max_shared,
                 max_headroom_used_bytes: b.max_headroom,
                 headroom_overflows: b.headroom_overflows,
+                thresholds: BufferThresholds::of(cfg, lossless > 0),
             });
         }
         rows
@@ -228,6 +230,7 @@ impl Simulator {
                     pfc_xoff_sent: pc.pfc_sender.xoff_sent[class as usize],
                     pfc_xon_sent: pc.pfc_sender.xon_sent[class as usize],
                     ecn_marked: st.ecn_marked,
+                    thresholds: ClassThresholds::of(sc, p.node as usize, class),
                 });
             }
         }

@@ -25,7 +25,14 @@ impl Simulator {
             .expect("no negative ingress bytes");
         let held = *held;
         if !self.ingress_row.is_empty() {
-            record_ingress(&self.ingress_row, &mut self.ingress_occ, inp, class, self.now, held);
+            record_ingress(
+                &self.ingress_row,
+                &mut self.ingress_occ,
+                inp,
+                class,
+                self.now,
+                held,
+            );
         }
         if self.any_pfc {
             self.switch_pfc(node, inp, class);

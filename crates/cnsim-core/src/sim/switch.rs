@@ -5,12 +5,12 @@ use super::{Role, Simulator};
 use crate::engine::rng::{unit_open0, Stream};
 use crate::flowctl::pause::PauseSpec;
 use crate::flowctl::pfc::PfcSpec;
+use crate::metrics::series::BinnedLevel;
 use crate::net::ecn::{Ecn, MarkAt};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::mmu::{Admission, Mmu};
 use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
-use crate::metrics::series::BinnedLevel;
 use crate::units::{Bytes, Time};
 
 pub(super) struct SwitchState {
@@ -192,7 +192,14 @@ impl Simulator {
                 }
                 if !self.ingress_row.is_empty() {
                     let held = b.mmu.ingress(i, frame.class()).total().0;
-                    record_ingress(&self.ingress_row, &mut self.ingress_occ, inp, frame.class(), now, held);
+                    record_ingress(
+                        &self.ingress_row,
+                        &mut self.ingress_occ,
+                        inp,
+                        frame.class(),
+                        now,
+                        held,
+                    );
                 }
                 // The MMU's thresholds (static or dynamic) on shared use
                 // and headroom; none for a lossy class.
@@ -233,7 +240,14 @@ impl Simulator {
         }
         if !self.ingress_row.is_empty() {
             let held = b.mmu.ingress(i, class).total().0;
-            record_ingress(&self.ingress_row, &mut self.ingress_occ, inp, class, now, held);
+            record_ingress(
+                &self.ingress_row,
+                &mut self.ingress_occ,
+                inp,
+                class,
+                now,
+                held,
+            );
         }
         if let Some(hold) = b.mmu.pfc_decision(i, class) {
             self.pfc_hold(inp, class, hold);
@@ -253,7 +267,13 @@ impl Simulator {
     /// at dequeue it is `leaving`, and the queue is what stays behind it.
     /// An ECN-capable frame the port's rule picks becomes CE.
     #[inline]
-    pub(super) fn ecn_mark(&mut self, out: u32, class: u8, at: MarkAt, leaving: Option<&mut Frame>) {
+    pub(super) fn ecn_mark(
+        &mut self,
+        out: u32,
+        class: u8,
+        at: MarkAt,
+        leaving: Option<&mut Frame>,
+    ) {
         let p = &mut self.ports[out as usize];
         let node = p.node as usize;
         let Some(pc) = p.classes.as_deref_mut() else {
