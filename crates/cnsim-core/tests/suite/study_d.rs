@@ -1,9 +1,8 @@
 //! Study D (e2cm): ECM and E2CM on the single-hop output-generated hotspot.
 //! Each run is 300 ms; the settled period is 200-300 ms (bins of 500 us).
 
-mod common;
 use cnsim_core::RunResult;
-use common::*;
+use crate::common::*;
 
 const FILE: &str = "scenarios/e2cm/e2cm.toml";
 const HOT: &str = "SW->HOT";

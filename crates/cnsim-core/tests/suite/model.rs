@@ -1,8 +1,7 @@
 //! Targeted behaviour of the network model: buffer models, per-input PAUSE,
 //! host egress watermarks, service schedules.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// A and B -> SW -> S. `extra` is appended (switch, host and source settings).
 fn star(switch: &str, hosts: &str, sources: &str) -> String {

@@ -1,7 +1,6 @@
 //! QCN in a running network: one flow, one congestion point.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// H1 -- SW -- H2 at 10 Gb/s with QCN (study C's parameters and `qcn`);
 /// H2's link drains as `service` says; `sources` are H1's.
@@ -139,7 +138,7 @@ fn a_per_destination_limiter_is_shared_by_the_hosts_flows_to_it() {
 
 /// QCN's congestion point counts every data frame arriving at its queue,
 /// admitted or dropped (the 802.1Qau congestion point as switch hardware
-/// implements it), unlike BCN's (`tests/bcn.rs`). Two line-rate sources
+/// implements it), unlike BCN's (`tests/suite/bcn.rs`). Two line-rate sources
 /// overload SW->H3 twice over; with a 1500 B sampling base every arrival
 /// is sampled and, the queue above Qeq, each gives a CNM; the CNMs take
 /// effect only after the run. So they count the arrivals, about twice the

@@ -1,7 +1,6 @@
 //! The annotated example in docs/scenario-format.md is a valid scenario.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn the_documented_example_is_valid_and_runs() {

@@ -1,8 +1,7 @@
 //! Study C's PAUSE-propagation result (C3), shortened: N3 drains at 1 Gb/s
 //! during [100, 250] ms of a 300 ms run.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const FILE: &str = "scenarios/qcn_tcp/pause_propagation.toml";
 const PAUSE: [(&str, &str); 5] = [

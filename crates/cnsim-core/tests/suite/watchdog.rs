@@ -2,9 +2,8 @@
 //! and is caught; a congested tree under PAUSE is not a deadlock; limits
 //! stop a run with its result marked partial.
 
-mod common;
 use cnsim_core::RunOptions;
-use common::*;
+use crate::common::*;
 
 const RING: &str = "scenarios/deadlock/ring.toml";
 

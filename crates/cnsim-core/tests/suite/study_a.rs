@@ -1,8 +1,7 @@
 //! Study A (baseline): `no_cm` drops match the analytic excess; `pause`
 //! drops nothing and slows the innocent flow (head-of-line blocking at E4).
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const FRAME_BITS: f64 = 1500.0 * 8.0;
 

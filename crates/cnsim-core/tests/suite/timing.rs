@@ -1,7 +1,6 @@
 //! Exact timing: serialization + propagation + switch latency, to the picosecond.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// H1 -- SW -- H2, 10 Gb/s, 0.5 us links, 1 us switch latency. Sources sit
 /// on the slot grid (slot_offset = 0) so production times are known.

@@ -5,16 +5,15 @@
 //! minute with the other tests on 2 cores); for a longer campaign:
 //!
 //! ```sh
-//! PROPTEST_CASES=200000 cargo test --release -p cnsim-core --test fuzz_parser
+//! PROPTEST_CASES=200000 cargo test --release -p cnsim-core --test suite fuzz_parser
 //! ```
 //!
 //! A failing case is written to `fuzz_parser.proptest-regressions` beside
 //! this file and replayed first on every later run; the file must not exist
 //! in the repository (the corpus of found crashes is empty).
 
-mod common;
 use cnsim_core::scenario::{self, Format};
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 
 const FUZZ_CASES: u32 = 100_000;

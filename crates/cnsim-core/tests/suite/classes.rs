@@ -4,9 +4,8 @@
 //! link's delay, the scheduler shares the port between classes, and ECN
 //! marks only ECN-capable frames, by its rule, changing nothing else.
 
-mod common;
 use cnsim_core::results::{ClassSummary, PfcDirection, RunResult};
-use common::{flow, load_str, queue, run, two_to_one};
+use crate::common::{flow, load_str, queue, run, two_to_one};
 
 const TOP: &str = r#"
 duration = "10ms"
@@ -563,7 +562,7 @@ fn a_lossy_queue_facing_a_dynamic_threshold_settles_at_half_the_pool() {
 #[test]
 fn a_1000_to_1_incast_into_a_shared_buffer_loses_nothing_and_spares_the_lossy_class() {
     let r = run(
-        &common::load_file("scenarios/pfc/incast_1000.toml", &[]),
+        &crate::common::load_file("scenarios/pfc/incast_1000.toml", &[]),
         None,
     );
     let lossless_drops: u64 = r
@@ -614,7 +613,7 @@ fn a_clos_with_bounce_routes_deadlocks_in_its_lossless_class_and_not_in_a_lossy_
 /// The scenario in `file` deadlocks on the cycle `cycle`, all in class 3;
 /// in class 0 (no PFC) it drops and flows; stop_on_deadlock stops it.
 fn deadlocks_in_class_3_only(file: &str, cycle: &[&str]) {
-    let r = run(&common::load_file(file, &[]), None);
+    let r = run(&crate::common::load_file(file, &[]), None);
     let w = r.summary.watchdog.as_ref().expect("the watchdog is on");
     let [d] = &w.deadlocks[..] else {
         panic!("one deadlock, found {:?}", w.deadlocks)
@@ -628,7 +627,7 @@ fn deadlocks_in_class_3_only(file: &str, cycle: &[&str]) {
     );
     // The same traffic in class 0, which has no PFC: drops, no deadlock.
     let lossy = run(
-        &common::load_file(file, &[("defaults.source.priority", "0")]),
+        &crate::common::load_file(file, &[("defaults.source.priority", "0")]),
         None,
     );
     let w = lossy.summary.watchdog.as_ref().expect("the watchdog is on");
@@ -642,7 +641,7 @@ fn deadlocks_in_class_3_only(file: &str, cycle: &[&str]) {
     );
     // Stopping at the deadlock marks the result partial, with the reason.
     let stopped = run(
-        &common::load_file(file, &[("watchdog.stop_on_deadlock", "true")]),
+        &crate::common::load_file(file, &[("watchdog.stop_on_deadlock", "true")]),
         None,
     );
     let p = stopped.summary.partial.as_ref().expect("stopped early");

@@ -2,8 +2,7 @@
 //! PFC's lossless class never loses a frame, whatever the topology, the
 //! loads and the mix of classes, while a lossy class on the same ports may.
 
-mod common;
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

@@ -2,9 +2,8 @@
 //! overrides that resize a topology, located errors in copies, and a run
 //! that matches the same scenario written out by hand.
 
-mod common;
 use cnsim_core::scenario::{self, Format, Scenario, ScenarioError};
-use common::*;
+use crate::common::*;
 
 /// A core switch with `edges` edge switches, `per_edge` clients on each,
 /// every client sending to one hot host.

@@ -1,8 +1,7 @@
 //! Same scenario and seed: identical results. Different seed: different
 //! arrivals. Adding a flow elsewhere: another flow's arrivals unchanged.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn short(variant: &str) -> cnsim_core::Scenario {
     load_file(

@@ -1,9 +1,8 @@
 //! DCQCN in a running network: ECN marks at the switch, CNPs from the
 //! receiver, rate limiters at the senders, over a lossless (PFC) port.
 
-mod common;
 use cnsim_core::RunResult;
-use common::*;
+use crate::common::*;
 
 const FILE: &str = "scenarios/dcqcn/convergence.toml";
 

@@ -1,8 +1,7 @@
 //! TCP NewReno connections in a running network: reliable, in order,
 //! back-pressured at the host, ACKs on the reverse path.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// H1 -- SW -- H2 at 10 Gb/s; H1 writes 9 KB transactions over TCP to H2
 /// at `load` from 0 to 20 ms. `switch` and `h2` are extra keys.

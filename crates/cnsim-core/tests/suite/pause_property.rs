@@ -1,8 +1,7 @@
 //! Property: with PAUSE thresholds that leave room for the round trip, no
 //! frame is ever dropped, whatever the topology and the load.
 
-mod common;
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 
 const MTU: u64 = 1500;
