@@ -72,8 +72,7 @@ def test_cli_set_params(cli, write_scenario, tmp_path):
     out = tmp_path / "fabric"
     r = cli("run", path, "--set", "params.edges=2", "--set", "params.per_edge=3", "--out", out, "--quiet")
     assert r.code == 0, r
-    summary = json.loads((out / "summary.json").read_text())
-    assert [f["name"] for f in summary["flows"]] == client_flows(2, 3)
+    assert list(cnsim.results.load(out).flows["name"]) == client_flows(2, 3)
 
 
 def test_errors_in_copies_are_located_at_the_template(write_scenario):

@@ -190,21 +190,6 @@ def test_active_rate_is_the_mean_over_each_rows_first_to_last_busy_bin():
     assert _active_rate(np.zeros((0, 4), dtype=np.uint64), bin_s).size == 0
 
 
-def test_counters_join_their_rows_by_name_in_any_order():
-    from cnsim.results import _merge_counters
-
-    meta = pd.DataFrame({"name": ["a", "b", "c"], "src": ["x", "y", "z"]})
-    records = [{"name": "c", "drops": 3, "rate": 0.5}, {"name": "a", "drops": 1, "rate": 1.5}, {"name": "b", "drops": 2, "rate": 2.5}]
-    merged = _merge_counters(meta, records, ("name", "src"))
-    assert merged["drops"].tolist() == [1, 2, 3] and merged["drops"].dtype == np.int64
-    assert merged["rate"].tolist() == [1.5, 2.5, 0.5]
-    assert merged["src"].tolist() == ["x", "y", "z"]
-    # A row without a record gets a missing value.
-    partial = _merge_counters(meta, records[:2], ("name", "src"))
-    assert partial["drops"].tolist()[0::2] == [1.0, 3.0] and np.isnan(partial["drops"].iloc[1])
-
-
-
 # --------------------------------------------------------------------------- the series schema
 
 #: A run with every series of flows and queues: QCN rate limiters and DCTCP flows.
@@ -252,6 +237,31 @@ def test_run_returns_the_declared_series(request, fixture):
             assert matrix.shape == (rows[kind], raw["n_bins"]) and rows[kind] > 0, name
         elif kind in SHARED_KINDS:
             assert matrix.shape == (0, raw["n_bins"]), name
+
+
+def test_records_come_as_columns_not_in_the_summary(raw_qcn_tcp):
+    summary = json.loads(raw_qcn_tcp["summary"])
+    assert "flows" not in summary and "queues" not in summary
+    flows, queues = raw_qcn_tcp["flows"], raw_qcn_tcp["queues"]
+    # The records' fields in their order: names, then counters.
+    assert list(flows)[:6] == ["name", "source", "src", "dst", "transport", "offered_frames"]
+    assert list(queues)[:5] == ["name", "node", "peer", "node_kind", "drops_frames"]
+    for records in (flows, queues):
+        assert len({len(column) for column in records.values()}) == 1
+    assert flows["delivered_bytes"].dtype == np.int64 and isinstance(flows["transport"][0], str)
+    assert queues["paused_time_s"].dtype == np.float64
+    # An optional threshold is NaN where the queue has none (no ECN here).
+    assert queues["ecn_kmin_bytes"].dtype == np.float64 and np.isnan(queues["ecn_kmin_bytes"]).all()
+    assert queues["qeq_bytes"].dtype == np.float64 and not np.isnan(queues["qeq_bytes"]).all()
+    # The columns add up to the totals, which the engine counts apart.
+    totals = summary["totals"]
+    assert int(flows["delivered_bytes"].sum()) == totals["delivered_bytes"] > 0
+    assert int(flows["offered_frames"].sum()) == totals["offered_frames"]
+    assert int(flows["dropped_frames"].sum()) == totals["dropped_frames"]
+    result = cnsim.Result.from_core(raw_qcn_tcp)
+    assert result.flows["delivered_bytes"].tolist() == flows["delivered_bytes"].tolist()
+    assert result.summary["jain_index"] == pytest.approx(
+        flows["delivered_bytes"].sum() ** 2 / (len(flows["name"]) * (flows["delivered_bytes"].astype(float) ** 2).sum()))
 
 
 def test_a_run_without_a_scheme_or_tcp_has_no_rows_of_their_series():

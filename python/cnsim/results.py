@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import _core, fct, thresholds
+from . import _core, fct, metrics, thresholds
 from .outputs import KIND_RESULT, Reservation, ResultError, check_files, read_marker, reserve
 
 SUMMARY_FILE = "summary.json"
@@ -315,9 +315,9 @@ class Result:
         summary.setdefault("bin_s", bin_s)
         summary.setdefault("n_bins", n_bins)
 
-        flow_meta = _meta_frame(raw["flows"], _FLOW_META)
-        queue_meta = _meta_frame(raw["queues"], _QUEUE_META)
-        n_flows, n_queues = len(flow_meta), len(queue_meta)
+        flows = _record_frame(raw["flows"], _FLOW_META)
+        queues = _record_frame(raw["queues"], _QUEUE_META)
+        n_flows, n_queues = len(flows), len(queues)
         # The flow series have a row per source flow, then one per workload.
         workload_names = np.array([w["name"] for w in summary.get("workloads") or ()], dtype=object)
         n_rows = n_flows + len(workload_names)
@@ -336,10 +336,10 @@ class Result:
         to_gbps = 8.0 / bin_s / 1e9
         times = np.arange(n_bins, dtype=np.float64) * bin_s
 
-        flows = _merge_counters(flow_meta, summary.get("flows"), _FLOW_META)
+        # Jain's index over the sources' flows' delivered bytes (builtin_metrics).
+        summary["jain_index"] = metrics.jain(flows["delivered_bytes"]) if n_flows else None
         flows["offered_gbps"] = _active_rate(tx[:n_flows], bin_s)
         flows["delivered_gbps"] = _active_rate(rx[:n_flows], bin_s)
-        queues = _merge_counters(queue_meta, summary.get("queues"), _QUEUE_META)
         for column in thresholds.QUEUE_COLUMNS:
             # null where a threshold does not apply: NaN, also when no queue has it.
             if column in queues:
@@ -350,9 +350,9 @@ class Result:
             fct_bins = fct.bins(flows)
             summary["fct"] = fct.summary(flows)
 
-        flow_names = flow_meta["name"].to_numpy(dtype=object)
+        flow_names = flows["name"].to_numpy(dtype=object)[:n_flows]
         row_names = np.concatenate([flow_names, workload_names])
-        queue_names = queue_meta["name"].to_numpy(dtype=object)
+        queue_names = queues["name"].to_numpy(dtype=object)
         flow_throughput = pd.DataFrame(
             {
                 "time_s": np.tile(times, n_rows),
@@ -697,12 +697,15 @@ def _empty_transport() -> pd.DataFrame:
     return _empty_per_flow(cwnd_bytes=np.float64, retransmissions=np.int64, timeouts=np.int64, alpha=np.float64)
 
 
-def _meta_frame(meta: Mapping[str, Sequence[str]], columns: Sequence[str]) -> pd.DataFrame:
-    data = {c: [str(v) for v in meta.get(c, [])] for c in columns}
-    lengths = {len(v) for v in data.values()}
+def _record_frame(columns: Mapping[str, Any], names: Sequence[str]) -> pd.DataFrame:
+    """The engine's records (flows or queues) as a frame: one column per field, in the
+    records' field order; the naming *names* alone when there are none."""
+    if not columns:
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in names})
+    lengths = {len(v) for v in columns.values()}
     if len(lengths) > 1:
-        raise ValueError(f"engine returned columns of unequal length: { {c: len(v) for c, v in data.items()} }")
-    return pd.DataFrame(data, columns=list(columns))
+        raise ValueError(f"engine returned columns of unequal length: { {c: len(v) for c, v in columns.items()} }")
+    return pd.DataFrame(dict(columns))
 
 
 def _has_rows(raw: Mapping[str, Any], name: str) -> bool:
@@ -720,39 +723,6 @@ def _matrix(values: Any, rows: int, cols: int, dtype: np.dtype) -> np.ndarray:
             raise ValueError(f"engine returned an array of shape {arr.shape}, expected {(rows, cols)}")
         arr = arr.reshape(rows, cols)
     return arr
-
-
-def _merge_counters(meta: pd.DataFrame, records: Any, meta_cols: Sequence[str]) -> pd.DataFrame:
-    """Append the summary's per-item counters to the metadata rows, matched by name."""
-    frame = meta.copy()
-    if not records:
-        return frame
-    keys: list[str] = []
-    for record in records[:1] if _same_keys(records) else records:
-        for key, value in record.items():
-            if key not in meta_cols and key not in keys and not isinstance(value, (dict, list)):
-                keys.append(key)
-    names = [str(r.get("name")) for r in records]
-    position = {name: i for i, name in enumerate(names)}
-    rows = [position.get(name) for name in frame["name"]]
-    if all(i is not None for i in rows):
-        # Every row has its record: one column at a time from the records,
-        # in the rows' order.
-        ordered = records if rows == list(range(len(records))) else [records[i] for i in rows]
-        counters = pd.DataFrame.from_records(ordered, columns=keys)
-        counters.index = frame.index
-        return pd.concat([frame, counters], axis=1)
-    by_name = dict(zip(names, records))
-    for key in keys:
-        column = [by_name.get(name, {}).get(key) for name in frame["name"]]
-        frame[key] = pd.Series(column, index=frame.index).infer_objects()
-    return frame
-
-
-def _same_keys(records: Sequence[Mapping[str, Any]]) -> bool:
-    """Do all records have the first one's keys (the engine writes them so)?"""
-    first = records[0].keys()
-    return all(r.keys() == first for r in records)
 
 
 def _with_workload_flows(flows: pd.DataFrame, columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:

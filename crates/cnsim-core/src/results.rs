@@ -396,7 +396,12 @@ pub struct Summary {
     /// null elsewhere). Freed memory the allocator keeps counts as resident.
     pub rss_growth_bytes: Option<u64>,
     pub totals: Totals,
+    /// One record per flow and per output queue. Large runs have a million
+    /// flows: Python takes these as the `flows` and `queues` tables' columns
+    /// and leaves them out of `summary.json`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSummary>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<QueueSummary>,
     pub plot: PlotSpec,
     pub fairness: Option<Fairness>,

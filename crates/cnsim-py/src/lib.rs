@@ -1,8 +1,11 @@
 //! `cnsim._core`: the Python face of cnsim-core. Conversion only: text in,
 //! summary JSON and numpy matrices out, the GIL released while simulating.
 
+mod columns;
+
 use cnsim_core::scenario::{self, Format};
 use cnsim_core::{RunError, RunOptions};
+use columns::Columns;
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -323,49 +326,23 @@ fn run<'py>(
         no_checks: !checks,
         poll: None,
     };
-    let result = run_interruptible(py, &sc, opts)?;
+    let mut result = run_interruptible(py, &sc, opts)?;
+    // The per-flow and per-queue records go as columns, not in the summary.
+    let flows = std::mem::take(&mut result.summary.flows);
+    let qs = std::mem::take(&mut result.summary.queues);
     let summary = serde_json::to_string(&result.summary)
         .map_err(|e| SimulationError::new_err(e.to_string()))?;
     let s = result.series;
     // Rows of the flow series: the sources' flows, then one per workload.
-    let n_flows = result.flows.len() + result.summary.workloads.len();
+    let n_flows = flows.len() + result.summary.workloads.len();
     let n_queues = result.queues.len();
     let out = PyDict::new(py);
     out.set_item("summary", summary)?;
     out.set_item("bin_s", s.bin.as_secs_f64())?;
     out.set_item("n_bins", s.n_bins)?;
-    let flows = PyDict::new(py);
-    let fs = &result.summary.flows;
-    flows.set_item(
-        "name",
-        fs.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-    )?;
-    flows.set_item(
-        "source",
-        fs.iter().map(|f| f.source.clone()).collect::<Vec<_>>(),
-    )?;
-    flows.set_item("src", fs.iter().map(|f| f.src.clone()).collect::<Vec<_>>())?;
-    flows.set_item("dst", fs.iter().map(|f| f.dst.clone()).collect::<Vec<_>>())?;
-    out.set_item("flows", flows)?;
-    let queues = PyDict::new(py);
-    let qs = &result.summary.queues;
-    queues.set_item(
-        "name",
-        qs.iter().map(|q| q.name.clone()).collect::<Vec<_>>(),
-    )?;
-    queues.set_item(
-        "node",
-        qs.iter().map(|q| q.node.clone()).collect::<Vec<_>>(),
-    )?;
-    queues.set_item(
-        "peer",
-        qs.iter().map(|q| q.peer.clone()).collect::<Vec<_>>(),
-    )?;
-    queues.set_item(
-        "node_kind",
-        qs.iter().map(|q| q.node_kind).collect::<Vec<_>>(),
-    )?;
-    out.set_item("queues", queues)?;
+    out.set_item("flows", columns_of(py, &flows)?)?;
+    drop(flows);
+    out.set_item("queues", columns_of(py, &qs)?)?;
     if result.summary.pfc.is_some() {
         let ev = &result.pfc_events;
         let pfc = PyDict::new(py);
@@ -473,17 +450,25 @@ fn workload_flows<'py>(
         "ideal_fct_s",
         w.iter().map(|f| secs(f.record.ideal)).collect::<Vec<_>>(),
     )?;
-    // Every counter a source's flow has, by the same names (the summary's).
-    let rows: Vec<serde_json::Value> = w
-        .iter()
-        .map(|f| serde_json::to_value(f.counters).expect("counters serialize"))
-        .collect();
-    if let Some(serde_json::Value::Object(first)) = rows.first() {
-        for key in first.keys() {
-            let column: Vec<u64> = rows.iter().map(|r| r[key].as_u64().unwrap_or(0)).collect();
-            d.set_item(key, column)?;
-        }
-    }
+    // Every counter a source's flow has, by the same names, in the order of
+    // the names (as results have always had them).
+    let counters: Vec<_> = w.iter().map(|f| f.counters).collect();
+    let mut counters =
+        Columns::of(&counters).map_err(|e| SimulationError::new_err(e.to_string()))?;
+    counters.sort_by_name();
+    counters.into_dict(&d)?;
+    Ok(d)
+}
+
+/// Records as a dict of columns (see `columns`).
+fn columns_of<'py, T: serde::Serialize>(
+    py: Python<'py>,
+    records: &[T],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    Columns::of(records)
+        .map_err(|e| SimulationError::new_err(e.to_string()))?
+        .into_dict(&d)?;
     Ok(d)
 }
 

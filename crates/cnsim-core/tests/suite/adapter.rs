@@ -1,8 +1,8 @@
 //! Per-destination adapter queues, the loop delay in front of the egress
 //! buffer, and the expedited class.
 
-use cnsim_core::units::Time;
 use crate::common::*;
+use cnsim_core::units::Time;
 
 /// H1 (per-destination queues, 100 us loop delay) -- SW -- H2, all links
 /// 10 Gb/s with 1 us of propagation, switch latency 2 us.

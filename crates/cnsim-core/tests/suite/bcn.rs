@@ -1,8 +1,8 @@
 //! BCN on the shipped study scenarios: study A's `bcn` and `bcn_pause`
 //! against `no_cm` and `pause`, and study E's control loop.
 
-use cnsim_core::RunResult;
 use crate::common::*;
+use cnsim_core::RunResult;
 
 /// Mean delivered rate of a flow over [from, to), Gb/s, from the binned series.
 fn flow_gbps(r: &RunResult, name: &str, from_ms: u64, to_ms: u64) -> f64 {

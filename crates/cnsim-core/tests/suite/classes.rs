@@ -4,8 +4,8 @@
 //! link's delay, the scheduler shares the port between classes, and ECN
 //! marks only ECN-capable frames, by its rule, changing nothing else.
 
-use cnsim_core::results::{ClassSummary, PfcDirection, RunResult};
 use crate::common::{flow, load_str, queue, run, two_to_one};
+use cnsim_core::results::{ClassSummary, PfcDirection, RunResult};
 
 const TOP: &str = r#"
 duration = "10ms"

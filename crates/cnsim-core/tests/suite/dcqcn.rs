@@ -1,8 +1,8 @@
 //! DCQCN in a running network: ECN marks at the switch, CNPs from the
 //! receiver, rate limiters at the senders, over a lossless (PFC) port.
 
-use cnsim_core::RunResult;
 use crate::common::*;
+use cnsim_core::RunResult;
 
 const FILE: &str = "scenarios/dcqcn/convergence.toml";
 

@@ -12,8 +12,8 @@
 //! this file and replayed first on every later run; the file must not exist
 //! in the repository (the corpus of found crashes is empty).
 
-use cnsim_core::scenario::{self, Format};
 use crate::common::*;
+use cnsim_core::scenario::{self, Format};
 use proptest::prelude::*;
 
 const FUZZ_CASES: u32 = 100_000;

@@ -2,8 +2,8 @@
 //! overrides that resize a topology, located errors in copies, and a run
 //! that matches the same scenario written out by hand.
 
-use cnsim_core::scenario::{self, Format, Scenario, ScenarioError};
 use crate::common::*;
+use cnsim_core::scenario::{self, Format, Scenario, ScenarioError};
 
 /// A core switch with `edges` edge switches, `per_edge` clients on each,
 /// every client sending to one hot host.

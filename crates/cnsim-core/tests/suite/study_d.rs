@@ -1,8 +1,8 @@
 //! Study D (e2cm): ECM and E2CM on the single-hop output-generated hotspot.
 //! Each run is 300 ms; the settled period is 200-300 ms (bins of 500 us).
 
-use cnsim_core::RunResult;
 use crate::common::*;
+use cnsim_core::RunResult;
 
 const FILE: &str = "scenarios/e2cm/e2cm.toml";
 const HOT: &str = "SW->HOT";

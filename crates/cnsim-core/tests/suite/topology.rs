@@ -2,9 +2,9 @@
 //! routing: sizes, names and wiring, path lengths, how flows spread over
 //! equal-cost paths, runs that keep the invariants, and located errors.
 
+use crate::common::*;
 use cnsim_core::net::routing::{Routes, NO_ROUTE};
 use cnsim_core::scenario::{self, Format, Scenario};
-use crate::common::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn load(text: &str, overrides: &[(&str, &str)]) -> Result<Scenario, String> {

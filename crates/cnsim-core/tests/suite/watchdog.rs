@@ -2,8 +2,8 @@
 //! and is caught; a congested tree under PAUSE is not a deadlock; limits
 //! stop a run with its result marked partial.
 
-use cnsim_core::RunOptions;
 use crate::common::*;
+use cnsim_core::RunOptions;
 
 const RING: &str = "scenarios/deadlock/ring.toml";
 

@@ -2,8 +2,8 @@
 //! its ideal to the picosecond, flows start when drawn, every byte of
 //! every flow arrives once, and a run can end when the last flow has.
 
-use cnsim_core::results::WorkloadFlow;
 use crate::common::*;
+use cnsim_core::results::WorkloadFlow;
 
 /// H1 -100G- S1 -40G- S2 -100G- H2, 1 µs links, switch latency `lat`.
 fn line_of_three(lat: &str, flows: &str) -> String {
