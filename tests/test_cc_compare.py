@@ -81,9 +81,12 @@ def test_dctcp_drops_nothing_and_holds_the_queue_at_k_plus_one_frame_per_flow(ru
     r = runs["dctcp"]
     assert r.queues["drops_frames"].sum() == 0
     assert r.flows["ce_received"].sum() > 0
-    # After slow start: at most K + N frames queued (the DCTCP paper's Q_max with N = 4 flows), plus the
-    # frame on the wire, which the occupancy counts.
-    assert K < cc.hotspot_queue_max_kb(r) * 1e3 <= K + (len(cc.HOT) + 1) * FRAME
+    # After slow start: K + N frames queued (the DCTCP paper's Q_max with N = 4 flows), plus the frame on
+    # the wire, which the occupancy counts, plus one: the paper's analysis is a fluid one, and which of
+    # the frames that reach the queue at the same picosecond is admitted first (marked or not) is a tie
+    # rule's choice. Measured, seeds 1-8: K + 5 frames with ties in the order scheduled, K + 6 with the
+    # canonical order (docs/parallel.md).
+    assert K < cc.hotspot_queue_max_kb(r) * 1e3 <= K + (len(cc.HOT) + 2) * FRAME
     assert cc.hotspot_queue_max_kb(r) < cc.hotspot_queue_max_kb(runs["newreno"])
 
 

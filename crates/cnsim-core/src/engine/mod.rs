@@ -3,4 +3,4 @@
 pub mod queue;
 pub mod rng;
 
-pub use queue::{EventClass, EventQueue};
+pub use queue::{EventKey, EventQueue, SEQ_BITS};

@@ -1,8 +1,14 @@
-//! The event queue, ordered by (time, class, sequence number).
+//! The event queue, ordered by (time, tie key).
 //!
-//! Events at the same picosecond run by class first (so that, for example, a
-//! departure frees buffer space before a simultaneous arrival is admitted),
-//! then in the order they were scheduled: ties are deterministic.
+//! Events at the same picosecond run in the order of their tie key: first
+//! their class (so that, for example, a departure frees buffer space before
+//! a simultaneous arrival is admitted), then what the event is and where it
+//! happens (its kind and element), and last the order in which they were
+//! scheduled. The first three do not depend on when or by whom the event
+//! was scheduled; the last only decides between events of the same kind at
+//! the same element, which one part of the network schedules in one order.
+//! So the order of simultaneous events is the same however the work of a
+//! run is divided (`docs/parallel.md`).
 //!
 //! Storage is a binary heap plus two FIFO lanes. Many events are scheduled a
 //! fixed delay after the current time (a frame's arrival one link delay
@@ -17,9 +23,19 @@ use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// Events say which class they belong to; lower classes run first on ties.
-pub trait EventClass {
-    fn class(&self) -> u8;
+/// Bits of the tie key below the event's own: the order scheduled.
+pub const SEQ_BITS: u32 = 24;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+/// What an event says of its place among events at the same picosecond.
+pub trait EventKey {
+    /// The event's part of its tie key, lower first: any value whose low
+    /// `SEQ_BITS` are zero. The queue adds the order of scheduling there,
+    /// modulo 2^24: it decides between events with equal keys, which are
+    /// scheduled at the same picosecond (a fixed delay after it) and so
+    /// never 2^24 schedulings apart.
+    /// Its time is given: a key may depend on it.
+    fn tie(&self, time: Time) -> u64;
 
     /// The FIFO lane (0 or 1) worth trying for this event, if any: one whose
     /// events are usually scheduled in time order.
@@ -33,10 +49,10 @@ const LANES: usize = 2;
 
 /// A pending event. The heap moves these around, so they are kept small:
 /// events carry indices, never frames (see `sim`), and the ordering is one
-/// 128-bit comparison of (time, class, sequence number).
+/// 128-bit comparison of (time, tie key).
 struct Entry<E> {
     time: Time,
-    /// Class in the top 8 bits, sequence number below.
+    /// The event's tie key with the order of scheduling in its low bits.
     order: u64,
     event: E,
 }
@@ -85,14 +101,11 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// Sequence numbers use the low 56 bits of `Entry::order`.
-const SEQ_BITS: u32 = 56;
-
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     /// Sorted by key; `last[l]` is the key of the latest entry appended,
-    /// `head[l]` the key of the first (`u128::MAX` when empty: no key is
-    /// that large, the sequence number has 56 bits).
+    /// `head[l]` the key of the first (`u128::MAX` when empty: no event's
+    /// key is that large, see `schedule`).
     lanes: [VecDeque<Entry<E>>; LANES],
     last: [u128; LANES],
     head: [u128; LANES],
@@ -104,13 +117,13 @@ pub struct EventQueue<E> {
     taken: bool,
 }
 
-impl<E: EventClass + Copy> Default for EventQueue<E> {
+impl<E: EventKey + Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::with_capacity(1024)
     }
 }
 
-impl<E: EventClass + Copy> EventQueue<E> {
+impl<E: EventKey + Copy> EventQueue<E> {
     pub fn with_capacity(cap: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(cap),
@@ -125,11 +138,12 @@ impl<E: EventClass + Copy> EventQueue<E> {
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: E) {
         let seq = self.next_seq;
-        debug_assert!(seq < 1 << SEQ_BITS, "2^56 events");
-        self.next_seq += 1;
+        self.next_seq = self.next_seq.wrapping_add(1);
+        let tie = event.tie(time);
+        debug_assert_eq!(tie & SEQ_MASK, 0, "an event's tie key leaves the low bits free");
         let entry = Entry {
             time,
-            order: (u64::from(event.class()) << SEQ_BITS) | seq,
+            order: tie | (seq & SEQ_MASK),
             event,
         };
         if let Some(l) = event.lane() {
@@ -221,9 +235,10 @@ impl<E: EventClass + Copy> EventQueue<E> {
 mod tests {
     use super::*;
 
-    impl EventClass for char {
-        fn class(&self) -> u8 {
-            u8::from(self.is_uppercase())
+    /// Upper case after lower case on ties, then in the order scheduled.
+    impl EventKey for char {
+        fn tie(&self, _: Time) -> u64 {
+            u64::from(self.is_uppercase()) << 62
         }
     }
 
@@ -235,9 +250,9 @@ mod tests {
         id: u32,
     }
 
-    impl EventClass for Laned {
-        fn class(&self) -> u8 {
-            self.class
+    impl EventKey for Laned {
+        fn tie(&self, _: Time) -> u64 {
+            u64::from(self.class) << 62
         }
         fn lane(&self) -> Option<usize> {
             self.lane
@@ -291,6 +306,65 @@ mod tests {
             }
             assert!(q.is_empty());
             assert_eq!(q.pop(), None);
+        }
+    }
+
+    /// An event with its own place: `element` in the key.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Placed {
+        class: u8,
+        element: u32,
+    }
+
+    impl EventKey for Placed {
+        fn tie(&self, _: Time) -> u64 {
+            (u64::from(self.class) << 62) | (u64::from(self.element) << SEQ_BITS)
+        }
+        fn lane(&self) -> Option<usize> {
+            (self.element % 3 < 2).then_some((self.element % 3) as usize)
+        }
+    }
+
+    /// Events with distinct keys pop in the same order whatever the order
+    /// they were scheduled in: what lets parts of a run schedule their
+    /// events independently.
+    #[test]
+    fn ties_do_not_depend_on_the_order_of_scheduling() {
+        use rand::seq::SliceRandom;
+        let mut rng = crate::engine::rng::stream(7, 0);
+        let events: Vec<(u64, Placed)> = (0..600u32)
+            .map(|i| {
+                let ev = Placed {
+                    class: (i % 4) as u8,
+                    element: i / 4 % 50,
+                };
+                // Few distinct times: many ties.
+                (u64::from(i % 7), ev)
+            })
+            .filter({
+                let mut seen = std::collections::HashSet::new();
+                move |(t, e)| seen.insert((*t, e.class, e.element))
+            })
+            .collect();
+        let mut want: Option<Vec<(u64, u8, u32)>> = None;
+        for _ in 0..20 {
+            let mut order = events.clone();
+            order.shuffle(&mut rng);
+            let mut q = EventQueue::with_capacity(4);
+            for (t, e) in &order {
+                q.schedule(Time(*t), *e);
+            }
+            let got: Vec<(u64, u8, u32)> = std::iter::from_fn(|| q.pop())
+                .map(|(t, e)| (t.0, e.class, e.element))
+                .collect();
+            let mut sorted = got.clone();
+            sorted.sort();
+            assert_eq!(got, sorted, "(time, class, element) order");
+            assert_eq!(got.len(), events.len());
+            match &want {
+                None => want = Some(got),
+                Some(w) => assert_eq!(&got, w),
+            }
         }
     }
 

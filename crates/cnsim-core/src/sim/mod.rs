@@ -291,7 +291,7 @@ impl Simulator {
         while let Some((t, ev)) = self.events.pop_before(end) {
             self.now = t;
             self.n_events += 1;
-            let (kind, element) = ev.trace();
+            let (kind, element) = ev.place();
             self.fingerprint = fingerprint_step(self.fingerprint, t, kind, element);
             self.dispatch(ev);
             if self.n_events >= self.max_events {

@@ -39,6 +39,9 @@ impl Simulator {
         let rss_at_start = crate::results::resident_memory();
         let routes = Routes::compute(&sc.nodes, &sc.links);
         let adj = adjacency(sc.nodes.len(), &sc.links);
+        // An event's key holds a port and a PFC class in 32 bits (`Event::place`);
+        // the memory estimate refuses runs far smaller than 2^29 ports.
+        debug_assert!(sc.links.len() < 1 << 28, "ports number below 2^29");
         let mut ports = Vec::with_capacity(sc.links.len() * 2);
         for l in &sc.links {
             ports.push(Port::new(l.a as u32, 0, l.rate, l.delay));
