@@ -169,16 +169,11 @@ impl Event {
 /// (`docs/parallel.md`): that order is fixed by the events' keys anyway.
 #[inline]
 pub(super) fn fingerprint_step(fp: u64, t: Time, kind: u64, element: u32) -> u64 {
-    let word = t.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((kind << 32) | u64::from(element));
-    fp.wrapping_add(mix(word))
-}
-
-/// A 64-bit finaliser (SplitMix64's): every input bit moves every output bit.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    // Two multiply-xorshift rounds: every input bit moves every output bit,
+    // so that a sum of such words still tells events apart.
+    let z = t.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((kind << 32) | u64::from(element));
+    let z = (z ^ (z >> 32)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    fp.wrapping_add(z ^ (z >> 29))
 }
 
 impl EventKey for Event {
@@ -195,7 +190,9 @@ impl EventKey for Event {
     #[inline]
     fn tie(&self, time: Time) -> u64 {
         let (kind, element) = self.place();
-        let mask = (mix(time.0 ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 32) as u32;
+        // Multiplicative hashing: the product's top bits depend on all of
+        // the time's, which is all a per-instant permutation needs.
+        let mask = ((time.0 ^ (kind << 58)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
         (u64::from(self.class()) << 62) | (kind << 56) | (u64::from(element ^ mask) << SEQ_BITS)
     }
 
