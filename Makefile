@@ -98,6 +98,8 @@ test-rust: build
 	# Fingerprints must not depend on the build profile: the stored ones, from a debug build too
 	# (the points of up to 6 M events: study F's fabric points take minutes each in a debug build).
 	CNSIM_FINGERPRINT_MAX_EVENTS=6000000 cargo test -p cnsim-core --test fingerprints
+	# The partition statistics (docs/parallel.md) exist only with their feature.
+	cargo test -p cnsim-core --profile $(PROFILE) --features partition-stats --test partition_stats
 
 # BROWSER=0: no Chromium install; the report's browser test is then skipped
 # when Chromium is missing (CNSIM_SKIP_BROWSER).

@@ -16,7 +16,6 @@
 //! `tcp`, `invariants` and `finish` (result assembly).
 
 use crate::cm::Scheme;
-use crate::engine::EventQueue;
 use crate::flowctl::watchdog::{Watchdog, WatchdogSpec};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::frame::Frame;
@@ -42,6 +41,8 @@ mod conn;
 mod event;
 mod finish;
 mod invariants;
+#[cfg(feature = "partition-stats")]
+pub mod partstats;
 mod pause;
 mod pfc;
 mod setup;
@@ -54,6 +55,13 @@ mod workload;
 use adapter::{HostState, Waiter};
 use event::{fingerprint_step, Event};
 use switch::SwitchState;
+
+/// The event queue; with partition statistics, one that can note what
+/// each handler schedules (`partstats`).
+#[cfg(not(feature = "partition-stats"))]
+type Events = crate::engine::EventQueue<Event>;
+#[cfg(feature = "partition-stats")]
+type Events = partstats::RecordingQueue;
 
 /// Shared with another thread to watch a run and to cancel it.
 #[derive(Debug, Default)]
@@ -111,7 +119,7 @@ pub struct Simulator {
     now: Time,
     end: Time,
     seed: u64,
-    events: EventQueue<Event>,
+    events: Events,
     roles: Vec<Role>,
     /// Some switch sends PAUSE: without, the per-frame PAUSE checks are skipped.
     any_pause: bool,
@@ -237,6 +245,9 @@ pub struct Simulator {
     workload: workload::WorkloadFlows,
     /// The process's resident memory when the set-up began.
     rss_at_start: Option<u64>,
+    /// Partition statistics, when recorded (`partstats`).
+    #[cfg(feature = "partition-stats")]
+    pstats: Option<Box<partstats::Recorder>>,
 }
 
 impl Simulator {
@@ -273,6 +284,8 @@ impl Simulator {
                 .zip(self.rss_at_start)
                 .map(|(now, start)| now.saturating_sub(start)),
         };
+        #[cfg(feature = "partition-stats")]
+        self.pstats_finish();
         self.finish(sc, cost)
     }
 
@@ -288,12 +301,18 @@ impl Simulator {
     /// Handle every event before `end`.
     #[inline(never)]
     fn run_until(&mut self, end: Time, progress: Option<&Progress>) -> Result<(), RunError> {
+        #[cfg(feature = "partition-stats")]
+        self.pstats_start();
         while let Some((t, ev)) = self.events.pop_before(end) {
             self.now = t;
             self.n_events += 1;
             let (kind, element) = ev.place();
             self.fingerprint = fingerprint_step(self.fingerprint, t, kind, element);
+            #[cfg(feature = "partition-stats")]
+            self.pstats_before(t, &ev);
             self.dispatch(ev);
+            #[cfg(feature = "partition-stats")]
+            self.pstats_after();
             if self.n_events >= self.max_events {
                 let reason = format!("stopped after {} events (max_events)", self.n_events);
                 self.stop.get_or_insert((t, reason));

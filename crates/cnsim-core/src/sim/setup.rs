@@ -12,7 +12,6 @@ use crate::cm::qcn::{Qcn, QcnCp};
 use crate::cm::Scheme;
 use crate::engine::rng::Stream;
 use crate::engine::rng::{component_key, stream, Geometric};
-use crate::engine::EventQueue;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::ecn::{MarkAt, PortMarking};
@@ -247,7 +246,7 @@ impl Simulator {
             now: Time::ZERO,
             end: sc.duration,
             seed,
-            events: EventQueue::with_capacity(4096),
+            events: super::Events::with_capacity(4096),
             any_pause: sc
                 .nodes
                 .iter()
@@ -367,6 +366,8 @@ impl Simulator {
             flow_row: workload.rows(&flow_specs),
             workload,
             rss_at_start,
+            #[cfg(feature = "partition-stats")]
+            pstats: None,
         };
         let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
         sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);

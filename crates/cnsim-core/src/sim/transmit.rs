@@ -146,6 +146,8 @@ impl Simulator {
             && !self.has_conn(frame.flow)
         {
             let node = self.ports[peer as usize].node as usize;
+            #[cfg(feature = "partition-stats")]
+            self.pstats_direct(node);
             self.deliver_udp(node, frame, at);
             return;
         }

@@ -1,0 +1,576 @@
+//! Partition statistics (cargo feature `partition-stats`): what a run
+//! would give a conservatively synchronised parallel engine.
+//!
+//! The nodes are split into partitions (`Partitioning`). The lookahead `L`
+//! is the smallest delay with which an event at one partition can cause
+//! one at another: over the ports whose peer is in another partition, the
+//! least of `to_peer` (link delay plus the receiving switch's latency) and
+//! `pause_to_peer` (link delay plus the receiver's PAUSE response time).
+//! The run is cut into windows `[kL, (k+1)L)`; per window and partition the
+//! recorder counts the events executed and the events caused by another
+//! partition. Each event belongs to a node: a port's event to the port's
+//! node, a source's to its host, a flow's to the host that handles that
+//! kind (a connection's delayed ACK to the receiving host, every other
+//! flow event to the sending host), a host's to the host.
+//!
+//! The cause of an event is the event whose handler scheduled it: the
+//! queue records what each handler schedules (`RecordingQueue`), and an
+//! event scheduled for another partition is a crossing, counted by kind
+//! with the least delay seen, so that a crossing shorter than `L` (which a
+//! conservative engine could not allow) shows in the report. A handler
+//! that changes another partition's state without an event (a UDP frame
+//! delivered at its last bit, `send_on_link`) is counted apart.
+//!
+//! The default build has none of this: the queue is the plain
+//! `EventQueue` and the run loop has no extra step.
+
+use super::event::Event;
+use super::Simulator;
+use crate::engine::EventQueue;
+use crate::results::RunResult;
+use crate::scenario::spec::Scenario;
+use crate::units::Time;
+use std::sync::{Arc, Mutex};
+
+/// The event queue that can note what is scheduled while a handler runs.
+pub(super) struct RecordingQueue {
+    inner: EventQueue<Event>,
+    recording: bool,
+    recorded: Vec<(Time, Event)>,
+}
+
+impl RecordingQueue {
+    pub(super) fn with_capacity(cap: usize) -> Self {
+        RecordingQueue {
+            inner: EventQueue::with_capacity(cap),
+            recording: false,
+            recorded: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub(super) fn schedule(&mut self, time: Time, event: Event) {
+        if self.recording {
+            self.recorded.push((time, event));
+        }
+        self.inner.schedule(time, event);
+    }
+
+    #[inline]
+    pub(super) fn pop_before(&mut self, end: Time) -> Option<(Time, Event)> {
+        self.inner.pop_before(end)
+    }
+}
+
+/// An assignment of nodes to partitions.
+#[derive(Debug, Clone)]
+pub struct Partitioning {
+    /// The rule's name, for reports.
+    pub rule: String,
+    /// Per node (scenario order): its partition.
+    pub node_part: Vec<u32>,
+    /// Per partition: a name.
+    pub names: Vec<String>,
+}
+
+/// Where a fat tree's core switches go when partitioning by pod.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FatTreeRule {
+    /// Pod p: its edge and aggregation switches and their hosts; core
+    /// `C{a}.{j}` (number c = (a−1)·k/2 + j−1) with pod (c mod k) + 1,
+    /// which holds one of its neighbours, `A{p}.{a}`.
+    PodCoresSpread,
+    /// Pods as above, every core switch in one partition of their own
+    /// (the last).
+    PodCoresOwn,
+    /// Edge switch `E{p}.{e}` with its hosts; aggregation `A{p}.{a}` with
+    /// `E{p}.{a}`; core `C{a}.{j}` with `A{p}.{a}` for p = (c mod k) + 1 as
+    /// above.
+    Edge,
+}
+
+impl FatTreeRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            FatTreeRule::PodCoresSpread => "pod (cores spread)",
+            FatTreeRule::PodCoresOwn => "pod (cores apart)",
+            FatTreeRule::Edge => "edge switch",
+        }
+    }
+}
+
+/// The numbers of a generated fat-tree name: `E1.2` → ('E', [1, 2]).
+fn fat_tree_name(name: &str) -> Option<(char, Vec<usize>)> {
+    let mut chars = name.chars();
+    let c = chars.next()?;
+    let nums: Option<Vec<usize>> = chars.as_str().split('.').map(|s| s.parse().ok()).collect();
+    Some((c, nums?))
+}
+
+impl Partitioning {
+    /// Every node in one partition.
+    pub fn single(sc: &Scenario) -> Partitioning {
+        Partitioning {
+            rule: "single".into(),
+            node_part: vec![0; sc.nodes.len()],
+            names: vec!["all".into()],
+        }
+    }
+
+    /// Partitions given by name: `groups[i]` lists the nodes of partition i.
+    pub fn by_names(sc: &Scenario, groups: &[&[&str]]) -> Result<Partitioning, String> {
+        let mut node_part = vec![u32::MAX; sc.nodes.len()];
+        for (i, g) in groups.iter().enumerate() {
+            for name in g.iter() {
+                let n = sc
+                    .nodes
+                    .iter()
+                    .position(|n| n.name == *name)
+                    .ok_or_else(|| format!("no node '{name}'"))?;
+                node_part[n] = i as u32;
+            }
+        }
+        if let Some(n) = node_part.iter().position(|&p| p == u32::MAX) {
+            return Err(format!("node '{}' is in no partition", sc.nodes[n].name));
+        }
+        Ok(Partitioning {
+            rule: "by name".into(),
+            node_part,
+            names: (1..=groups.len()).map(|i| format!("P{i}")).collect(),
+        })
+    }
+
+    /// A generated fat tree (`[topology] kind = "fat_tree"`, names as in
+    /// `scenario::topology`) split by `rule`.
+    pub fn fat_tree(sc: &Scenario, rule: FatTreeRule) -> Result<Partitioning, String> {
+        let parsed: Vec<(char, Vec<usize>)> = sc
+            .nodes
+            .iter()
+            .map(|n| {
+                fat_tree_name(&n.name)
+                    .filter(|(c, v)| match c {
+                        'H' => v.len() == 3,
+                        'E' | 'A' | 'C' => v.len() == 2,
+                        _ => false,
+                    })
+                    .ok_or_else(|| format!("'{}' is not a generated fat-tree name", n.name))
+            })
+            .collect::<Result<_, _>>()?;
+        let k = parsed
+            .iter()
+            .filter(|(c, _)| *c == 'E')
+            .map(|(_, v)| v[0])
+            .max()
+            .ok_or("no edge switches")?;
+        let half = k / 2;
+        let core_pod = |a: usize, j: usize| ((a - 1) * half + (j - 1)) % k + 1;
+        let edge_part = |p: usize, e: usize| ((p - 1) * half + (e - 1)) as u32;
+        let (node_part, names): (Vec<u32>, Vec<String>) = match rule {
+            FatTreeRule::PodCoresSpread | FatTreeRule::PodCoresOwn => {
+                let own = rule == FatTreeRule::PodCoresOwn;
+                let part = parsed
+                    .iter()
+                    .map(|(c, v)| match c {
+                        'C' if own => k as u32,
+                        'C' => (core_pod(v[0], v[1]) - 1) as u32,
+                        _ => (v[0] - 1) as u32,
+                    })
+                    .collect();
+                let mut names: Vec<String> = (1..=k).map(|p| format!("pod {p}")).collect();
+                if own {
+                    names.push("cores".into());
+                }
+                (part, names)
+            }
+            FatTreeRule::Edge => {
+                let part = parsed
+                    .iter()
+                    .map(|(c, v)| match c {
+                        'C' => edge_part(core_pod(v[0], v[1]), v[0]),
+                        _ => edge_part(v[0], v[1]),
+                    })
+                    .collect();
+                let names = (1..=k)
+                    .flat_map(|p| (1..=half).map(move |e| format!("E{p}.{e}")))
+                    .collect();
+                (part, names)
+            }
+        };
+        if node_part.iter().any(|&p| p as usize >= names.len()) {
+            return Err("the nodes do not form a fat tree of the generated shape".into());
+        }
+        Ok(Partitioning {
+            rule: rule.name().into(),
+            node_part,
+            names,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// Crossings of one event kind: how many, and the least delay from the
+/// causing event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Crossing {
+    pub kind: &'static str,
+    pub count: u64,
+    pub min_delay: Time,
+}
+
+/// What a run with a recorder found.
+#[derive(Debug, Clone)]
+pub struct PartitionReport {
+    pub rule: String,
+    pub names: Vec<String>,
+    /// The window length (lookahead).
+    pub lookahead: Time,
+    /// Windows up to the run's end (the scenario's duration, or where the
+    /// run stopped or its flows finished).
+    pub windows: usize,
+    /// Events executed, per window and partition (`w * P + p`).
+    pub events: Vec<u32>,
+    /// Events another partition caused, the same way (counted when they
+    /// are scheduled, before the scenario's end: in a run that stopped
+    /// early, a few in its last window may not have run).
+    pub crossed: Vec<u32>,
+    /// Crossings by kind (every scheduled one, whether it ran before the
+    /// end or not), in order of first appearance.
+    pub crossings: Vec<Crossing>,
+    /// Crossings from partition a to b (`a * P + b`), scheduled.
+    pub pairs: Vec<u64>,
+    /// Changes of another partition's state made without an event (UDP
+    /// frames delivered at their last bit to a host of another partition).
+    pub direct: u64,
+    /// Crossings scheduled less than `lookahead` ahead.
+    pub short: u64,
+}
+
+/// Statistics over a partition's windows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub total: u64,
+    pub mean: f64,
+    pub median: f64,
+    pub p99: f64,
+}
+
+impl Spread {
+    /// Over `v` (sorted here); quantiles by nearest rank.
+    pub fn of(mut v: Vec<u32>) -> Spread {
+        v.sort_unstable();
+        let total: u64 = v.iter().map(|&x| x as u64).sum();
+        let n = v.len();
+        let rank = |q: f64| -> f64 {
+            if n == 0 {
+                return 0.0;
+            }
+            let r = ((q * n as f64).ceil() as usize).clamp(1, n);
+            v[r - 1] as f64
+        };
+        Spread {
+            total,
+            mean: if n == 0 { 0.0 } else { total as f64 / n as f64 },
+            median: rank(0.5),
+            p99: rank(0.99),
+        }
+    }
+}
+
+impl PartitionReport {
+    pub fn parts(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn total_events(&self) -> u64 {
+        self.events.iter().map(|&e| e as u64).sum()
+    }
+
+    pub fn total_crossed(&self) -> u64 {
+        self.crossed.iter().map(|&e| e as u64).sum()
+    }
+
+    /// Events per window of partition `p`.
+    pub fn partition_windows(&self, p: usize) -> Vec<u32> {
+        let n = self.parts();
+        (0..self.windows).map(|w| self.events[w * n + p]).collect()
+    }
+
+    /// The mean over windows with events of (the busiest partition's
+    /// events / the mean over partitions).
+    pub fn imbalance(&self) -> f64 {
+        let n = self.parts();
+        let (mut sum, mut count) = (0.0, 0usize);
+        for w in self.events.chunks(n) {
+            let total: u64 = w.iter().map(|&e| e as u64).sum();
+            if total == 0 {
+                continue;
+            }
+            let max = *w.iter().max().expect("partitions") as f64;
+            sum += max / (total as f64 / n as f64);
+            count += 1;
+        }
+        if count == 0 {
+            1.0
+        } else {
+            sum / count as f64
+        }
+    }
+
+    /// The thread of partition `p` with `threads` threads: round robin.
+    pub fn thread_of(p: usize, threads: usize) -> usize {
+        p % threads
+    }
+
+    /// The predicted speed-up on `threads` threads with a cost of `sync`
+    /// events per window: all events over Σ_w (max over threads of the
+    /// thread's events in w + sync). Partitions go to threads round robin.
+    pub fn speedup(&self, threads: usize, sync: f64) -> f64 {
+        let n = self.parts();
+        let mut per_thread = vec![0u64; threads];
+        let mut span = 0.0;
+        for w in self.events.chunks(n) {
+            per_thread.iter_mut().for_each(|x| *x = 0);
+            for (p, &e) in w.iter().enumerate() {
+                per_thread[Self::thread_of(p, threads)] += e as u64;
+            }
+            span += *per_thread.iter().max().expect("threads") as f64 + sync;
+        }
+        if span == 0.0 {
+            return 1.0;
+        }
+        self.total_events() as f64 / span
+    }
+}
+
+/// The recorder a run with partition statistics carries.
+pub(super) struct Recorder {
+    node_part: Vec<u32>,
+    parts: usize,
+    lookahead: u64,
+    end: Time,
+    report: PartitionReport,
+    /// The partition of the event being handled (`NONE` outside).
+    current: u32,
+    now: Time,
+    sink: Arc<Mutex<Option<PartitionReport>>>,
+}
+
+const NONE: u32 = u32::MAX;
+
+fn kind_name(ev: &Event) -> &'static str {
+    match ev {
+        Event::TxDone { .. } => "TxDone",
+        Event::Arrive { .. } => "Arrive",
+        Event::Inject { .. } => "Inject",
+        Event::PauseRx { .. } => "PauseRx",
+        Event::PauseExpire { .. } => "PauseExpire",
+        Event::PauseRefresh { .. } => "PauseRefresh",
+        Event::SourceFire { .. } => "SourceFire",
+        Event::Notify { .. } => "Notify",
+        Event::RlRelease { .. } => "RlRelease",
+        Event::CmTimer { .. } => "CmTimer",
+        Event::EgressArrive { .. } => "EgressArrive",
+        Event::ArbiterFree { .. } => "ArbiterFree",
+        Event::ConnRto { .. } => "ConnRto",
+        Event::ConnAck { .. } => "ConnAck",
+        Event::FlowStart { .. } => "FlowStart",
+        Event::PfcRx { .. } => "PfcRx",
+        Event::PfcExpire { .. } => "PfcExpire",
+        Event::PfcRefresh { .. } => "PfcRefresh",
+    }
+}
+
+impl Simulator {
+    /// The node whose handler runs `ev`.
+    fn event_node(&self, ev: &Event) -> usize {
+        let port_node = |port: u32| self.ports[port as usize].node as usize;
+        match *ev {
+            Event::TxDone { port }
+            | Event::Arrive { port }
+            | Event::Inject { port, .. }
+            | Event::PauseRx { port, .. }
+            | Event::PauseExpire { port, .. }
+            | Event::PauseRefresh { port, .. }
+            | Event::PfcRx { port, .. }
+            | Event::PfcExpire { port, .. }
+            | Event::PfcRefresh { port } => port_node(port),
+            Event::SourceFire { source } => self.sources[source as usize].host_node as usize,
+            Event::EgressArrive { node, .. } | Event::ArbiterFree { node } => node as usize,
+            Event::ConnAck { flow } => self.conn_dst_node[flow as usize] as usize,
+            Event::Notify { flow, .. }
+            | Event::RlRelease { flow }
+            | Event::CmTimer { flow, .. }
+            | Event::ConnRto { flow }
+            | Event::FlowStart { flow } => self.flow_src_node[flow as usize] as usize,
+        }
+    }
+
+    /// Record partition statistics for `part`; the report goes to `sink`
+    /// when the run finishes. `window` replaces the computed lookahead.
+    pub(super) fn record_partitions(
+        &mut self,
+        part: &Partitioning,
+        window: Option<Time>,
+        sink: Arc<Mutex<Option<PartitionReport>>>,
+    ) -> Result<(), String> {
+        if part.node_part.len() != self.roles.len() {
+            return Err(format!(
+                "the partitioning has {} nodes, the scenario {}",
+                part.node_part.len(),
+                self.roles.len()
+            ));
+        }
+        let parts = part.len();
+        let mut lookahead = self.end.0.max(1);
+        for (p, port) in self.ports.iter().enumerate() {
+            let peer = &self.ports[port.peer as usize];
+            if part.node_part[port.node as usize] != part.node_part[peer.node as usize] {
+                lookahead = lookahead
+                    .min(self.to_peer[p].0)
+                    .min(self.pause_to_peer[p].0);
+            }
+        }
+        if let Some(w) = window {
+            lookahead = w.0;
+        }
+        if lookahead == 0 {
+            return Err("a link between partitions has no delay: no lookahead".into());
+        }
+        let windows = self.end.0.div_ceil(lookahead) as usize;
+        self.pstats = Some(Box::new(Recorder {
+            node_part: part.node_part.clone(),
+            parts,
+            lookahead,
+            end: self.end,
+            report: PartitionReport {
+                rule: part.rule.clone(),
+                names: part.names.clone(),
+                lookahead: Time(lookahead),
+                windows,
+                events: vec![0; windows * parts],
+                crossed: vec![0; windows * parts],
+                crossings: Vec::new(),
+                pairs: vec![0; parts * parts],
+                direct: 0,
+                short: 0,
+            },
+            current: NONE,
+            now: Time::ZERO,
+            sink,
+        }));
+        self.events.recording = true;
+        Ok(())
+    }
+
+    /// The loop is about to start: what was scheduled before has no cause.
+    pub(super) fn pstats_start(&mut self) {
+        self.events.recorded.clear();
+    }
+
+    /// Before handling `ev` at `t`: count it.
+    #[inline]
+    pub(super) fn pstats_before(&mut self, t: Time, ev: &Event) {
+        if self.pstats.is_none() {
+            return;
+        }
+        let node = self.event_node(ev);
+        let r = self.pstats.as_deref_mut().expect("checked");
+        let p = r.node_part[node];
+        let w = (t.0 / r.lookahead) as usize;
+        r.report.events[w * r.parts + p as usize] += 1;
+        r.current = p;
+        r.now = t;
+    }
+
+    /// After the handler: the events it scheduled for other partitions.
+    #[inline]
+    pub(super) fn pstats_after(&mut self) {
+        let Some(mut r) = self.pstats.take() else {
+            return;
+        };
+        let mut recorded = std::mem::take(&mut self.events.recorded);
+        for (at, ev) in recorded.drain(..) {
+            let to = r.node_part[self.event_node(&ev)];
+            if to == r.current {
+                continue;
+            }
+            let delay = Time(at.0 - r.now.0);
+            let kind = kind_name(&ev);
+            let rep = &mut r.report;
+            match rep.crossings.iter_mut().find(|c| c.kind == kind) {
+                Some(c) => {
+                    c.count += 1;
+                    c.min_delay = c.min_delay.min(delay);
+                }
+                None => rep.crossings.push(Crossing {
+                    kind,
+                    count: 1,
+                    min_delay: delay,
+                }),
+            }
+            if delay.0 < r.lookahead {
+                rep.short += 1;
+            }
+            rep.pairs[r.current as usize * r.parts + to as usize] += 1;
+            if at < r.end {
+                let w = (at.0 / r.lookahead) as usize;
+                rep.crossed[w * r.parts + to as usize] += 1;
+            }
+        }
+        self.events.recorded = recorded;
+        self.pstats = Some(r);
+    }
+
+    /// The handler changes state at `node` directly (a UDP frame delivered
+    /// at its last bit).
+    #[inline]
+    pub(super) fn pstats_direct(&mut self, node: usize) {
+        if let Some(r) = self.pstats.as_deref_mut() {
+            if r.current != NONE && r.node_part[node] != r.current {
+                r.report.direct += 1;
+            }
+        }
+    }
+
+    /// The run is over (at `self.end`, which is earlier than the
+    /// scenario's when it stopped or its flows finished): keep the windows
+    /// up to the end and hand the report to its sink.
+    pub(super) fn pstats_finish(&mut self) {
+        if let Some(mut r) = self.pstats.take() {
+            self.events.recording = false;
+            let rep = &mut r.report;
+            rep.windows = rep.windows.min((self.end.0 / r.lookahead) as usize + 1);
+            rep.events.truncate(rep.windows * r.parts);
+            rep.crossed.truncate(rep.windows * r.parts);
+            *r.sink.lock().expect("not poisoned") = Some(r.report);
+        }
+    }
+}
+
+/// Build and run a scenario, recording partition statistics for `part`
+/// (windows of `window`, else the lookahead the partitioning allows).
+pub fn run_partitioned(
+    sc: &Scenario,
+    opts: &super::RunOptions,
+    part: &Partitioning,
+    window: Option<Time>,
+) -> Result<(RunResult, PartitionReport), String> {
+    let seed = opts.seed.unwrap_or(sc.seed);
+    let mut sim = Simulator::new(sc, seed);
+    let sink = Arc::new(Mutex::new(None));
+    sim.record_partitions(part, window, sink.clone())?;
+    let result = sim.run(sc, opts).map_err(|e| e.to_string())?;
+    let report = sink
+        .lock()
+        .expect("not poisoned")
+        .take()
+        .expect("the run recorded");
+    Ok((result, report))
+}
