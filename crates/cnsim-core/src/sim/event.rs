@@ -71,9 +71,9 @@ pub(super) enum Event {
     ConnAck {
         flow: u32,
     },
-    /// The next workload flows (from `Simulator::next_arrival`) start.
+    /// The workload flows of `node` due now start (`sim::workload`).
     FlowStart {
-        flow: u32,
+        node: u32,
     },
     /// A PFC frame's entry for `class` takes effect at `port`'s transmitter.
     PfcRx {
@@ -126,7 +126,7 @@ impl Event {
             Event::PfcRx { port, .. } => (16, port),
             Event::PfcExpire { port, .. } => (17, port),
             Event::PfcRefresh { port } => (18, port),
-            Event::FlowStart { flow } => (22, flow),
+            Event::FlowStart { node } => (22, node),
         };
         match *self {
             // The kinds of the three timer events this one replaced.

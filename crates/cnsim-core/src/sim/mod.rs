@@ -412,7 +412,7 @@ impl Simulator {
             Event::ConnRto { flow } => self.conn_rto(flow),
             Event::ConnAck { flow } => self.conn_ack_timer(flow),
             Event::RlRelease { flow } => self.rl_release(flow),
-            Event::FlowStart { .. } => self.start_flows(),
+            Event::FlowStart { node } => self.start_flows(node),
         }
     }
 }

@@ -402,13 +402,14 @@ impl Simulator {
             | Event::PfcExpire { port, .. }
             | Event::PfcRefresh { port } => port_node(port),
             Event::SourceFire { source } => self.sources[source as usize].host_node as usize,
-            Event::EgressArrive { node, .. } | Event::ArbiterFree { node } => node as usize,
+            Event::EgressArrive { node, .. }
+            | Event::ArbiterFree { node }
+            | Event::FlowStart { node } => node as usize,
             Event::ConnAck { flow } => self.conn_dst_node[flow as usize] as usize,
             Event::Notify { flow, .. }
             | Event::RlRelease { flow }
             | Event::CmTimer { flow, .. }
-            | Event::ConnRto { flow }
-            | Event::FlowStart { flow } => self.flow_src_node[flow as usize] as usize,
+            | Event::ConnRto { flow } => self.flow_src_node[flow as usize] as usize,
         }
     }
 

@@ -20,8 +20,15 @@ pub(super) struct WorkloadFlows {
     workload: Vec<u32>,
     /// Its number within its workload.
     index: Vec<u32>,
-    /// The next flow to start, by id.
-    next: u32,
+    /// Per sending node, its flows (ids) in start order: those of node n
+    /// are `chain[chain_start[n]..chain_start[n + 1]]`, and `chain_next[n]`
+    /// is the position of its next to start. Each node starts its own flows
+    /// (one `FlowStart` chain per node, not one for the run): a node's
+    /// events then stay its own, as a run divided between threads needs
+    /// (docs/parallel.md).
+    chain: Vec<u32>,
+    chain_start: Vec<u32>,
+    chain_next: Vec<u32>,
     /// Flows started or still to start that have not finished.
     unfinished: u64,
     /// End the run when the last flow finishes (`until = "flows_finished"`).
@@ -43,7 +50,9 @@ impl WorkloadFlows {
             finish: vec![None; flows.len() - first],
             workload: Vec::new(),
             index: Vec::new(),
-            next: first as u32,
+            chain: Vec::new(),
+            chain_start: Vec::new(),
+            chain_next: Vec::new(),
             unfinished: (flows.len() - first) as u64,
             until_finished: sc.until_flows_finished,
             all_finished: None,
@@ -63,7 +72,30 @@ impl WorkloadFlows {
             w.workload.push(workload as u32);
             w.index.push(index as u32);
         }
+        // Group the flows by sending node (a counting sort keeps each
+        // node's in id order, which is start order).
+        let mut count = vec![0u32; sc.nodes.len() + 1];
+        for f in &flows[first..] {
+            count[f.src + 1] += 1;
+        }
+        for n in 0..sc.nodes.len() {
+            count[n + 1] += count[n];
+        }
+        w.chain_next = count[..sc.nodes.len()].to_vec();
+        w.chain = vec![0; flows.len() - first];
+        let mut fill = w.chain_next.clone();
+        for (k, f) in flows[first..].iter().enumerate() {
+            w.chain[fill[f.src] as usize] = (first + k) as u32;
+            fill[f.src] += 1;
+        }
+        w.chain_start = count;
         w
+    }
+
+    /// The next flow node `node` starts, if any.
+    fn next_of(&self, node: usize) -> Option<u32> {
+        (self.chain_next[node] < self.chain_start[node + 1])
+            .then(|| self.chain[self.chain_next[node] as usize])
     }
 
     /// Per flow: its row in the flow series (its workload's for a workload
@@ -81,10 +113,6 @@ impl WorkloadFlows {
             .collect()
     }
 
-    /// Time of the first flow's start, if any.
-    pub(super) fn first_start(&self) -> Option<Time> {
-        self.start.first().copied()
-    }
 }
 
 impl Simulator {
@@ -94,36 +122,36 @@ impl Simulator {
         self.flow_row.get(flow).map_or(flow, |&r| r as usize)
     }
 
-    /// Schedule the first workload flow's start.
+    /// Schedule each sending node's first workload flow start.
     pub(super) fn start_workloads(&mut self) {
-        if let Some(t) = self.workload.first_start() {
-            let flow = self.workload.first;
-            self.events.schedule(t, Event::FlowStart { flow });
-        } else if self.workload.until_finished {
-            self.workload.all_finished = Some(Time::ZERO);
+        if self.workload.size.is_empty() {
+            if self.workload.until_finished {
+                self.workload.all_finished = Some(Time::ZERO);
+            }
+            return;
+        }
+        let first = self.workload.first;
+        for node in 0..self.workload.chain_next.len() {
+            if let Some(flow) = self.workload.next_of(node) {
+                let t = self.workload.start[(flow - first) as usize];
+                let node = node as u32;
+                self.events.schedule(t, Event::FlowStart { node });
+            }
         }
     }
 
-    /// Start every workload flow due now, then schedule the next start.
-    pub(super) fn start_flows(&mut self) {
+    /// Start every workload flow of `node` due now, then schedule its next.
+    pub(super) fn start_flows(&mut self, node: u32) {
         let first = self.workload.first;
-        while let Some(&t) = self
-            .workload
-            .start
-            .get((self.workload.next - first) as usize)
-        {
+        while let Some(flow) = self.workload.next_of(node as usize) {
+            let k = (flow - first) as usize;
+            let t = self.workload.start[k];
             if t > self.now {
-                self.events.schedule(
-                    t,
-                    Event::FlowStart {
-                        flow: self.workload.next,
-                    },
-                );
+                self.events.schedule(t, Event::FlowStart { node });
                 return;
             }
-            let flow = self.workload.next;
-            self.workload.next += 1;
-            let size = self.workload.size[(flow - first) as usize];
+            self.workload.chain_next[node as usize] += 1;
+            let size = self.workload.size[k];
             self.conn_offer(flow, size);
         }
     }
