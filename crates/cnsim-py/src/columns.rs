@@ -288,6 +288,15 @@ impl Scalar {
     }
 }
 
+/// Integers that fit an `int64` column as they are.
+macro_rules! integers {
+    ($($method:ident($t:ty);)*) => {
+        $(fn $method(self, v: $t) -> Result<Value, Error> {
+            self.int(v.into())
+        })*
+    };
+}
+
 macro_rules! not_a_scalar {
     ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
         $(fn $method(self, $(_: $arg),*) -> Result<$ok, Error> {
@@ -307,26 +316,14 @@ impl Serializer for Scalar {
     type SerializeStruct = Impossible<Value, Error>;
     type SerializeStructVariant = Impossible<Value, Error>;
 
-    fn serialize_i8(self, v: i8) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_i64(self, v: i64) -> Result<Value, Error> {
-        self.int(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<Value, Error> {
-        self.int(v.into())
+    integers! {
+        serialize_i8(i8);
+        serialize_i16(i16);
+        serialize_i32(i32);
+        serialize_i64(i64);
+        serialize_u8(u8);
+        serialize_u16(u16);
+        serialize_u32(u32);
     }
     fn serialize_u64(self, v: u64) -> Result<Value, Error> {
         let v = i64::try_from(v).map_err(|_| Error(format!("{v} does not fit an int64 column")))?;
