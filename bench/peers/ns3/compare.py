@@ -569,7 +569,8 @@ def per_seed_rows(case: Case, runs: list[dict], seeds: list[int], problems: list
 
 def means(case: Case, rows: list[dict]) -> dict:
     """Means over seeds of each engine's outputs, and their relative difference."""
-    numeric = ["events", *case.fields, *(f for f in case.extra_fields if f not in case.fields and f != "drops_by_stage")]
+    extra = [f for f in case.extra_fields if f not in case.fields and f != "drops_by_stage"]  # numbers only
+    numeric = ["events", *case.fields, *extra]
     out: dict = {}
     for engine in ("ns-3", "cnsim"):
         out[engine] = {f: statistics.fmean(r[engine][f] for r in rows) for f in numeric}
@@ -786,7 +787,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--load must be in (0, 1]")
     case = CASES[args.scenario]
     if case.name != "fat_tree":
-        given = [o for o, v, d in (("--k", args.k, 8), ("--load", args.load, 0.6), ("--ecmp", args.ecmp, "hash")) if v != d]
+        defaults = (("--k", args.k, 8), ("--load", args.load, 0.6), ("--ecmp", args.ecmp, "hash"))
+        given = [option for option, value, default in defaults if value != default]
         if given:
             ap.error(f"only with --scenario fat_tree: {', '.join(given)}")
 
