@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -147,8 +148,21 @@ def test_cnsim_summary_gives_the_fat_tree_fields(compare):
         compare.parse_cnsim_summary(compare.FAT_TREE, summary(partial="max_wall"), {})
     s = summary()
     del s["flows"]
-    with pytest.raises(compare.SetupError, match="no 'flows' list"):
+    with pytest.raises(compare.SetupError, match="no 'flows' records"):
         compare.parse_cnsim_summary(compare.FAT_TREE, s, {})
+
+
+def test_cnsim_records_are_the_result_tables(compare, tmp_path):
+    """summary.json does not list the flows and queues; the script reads them from the tables
+    with the Python that runs the cnsim command."""
+    import cnsim
+
+    scenario = ROOT / "scenarios" / "baseline" / "no_cm.toml"
+    result = cnsim.run(scenario, duration="6ms", out=tmp_path / "r")
+    records = compare.cnsim_records(str(Path(sys.executable).with_name("cnsim")), tmp_path / "r")
+    assert [f["name"] for f in records["flows"]] == list(result.flows["name"])
+    assert [f["delivered_bytes"] for f in records["flows"]] == list(result.flows["delivered_bytes"])
+    assert [q["tx_bytes"] for q in records["queues"]] == list(result.queues["tx_bytes"])
 
 
 def test_drop_tail_still_reads_its_sinks(compare):

@@ -470,7 +470,7 @@ def parse_cnsim_summary(case: Case, summary: dict, info: dict) -> dict:
         raise SetupError(f"stopped early: {summary['partial']}")
     for key in ("flows", "queues"):
         if not isinstance(summary.get(key), list):
-            raise SetupError(f"summary.json has no '{key}' list (this script reads the flows and queues from it)")
+            raise SetupError(f"no '{key}' records (from summary.json or the result's tables)")
     info.setdefault("version", summary.get("cnsim_version"))
     info.setdefault("engine_id", summary.get("engine_id"))
     return {
@@ -479,6 +479,30 @@ def parse_cnsim_summary(case: Case, summary: dict, info: dict) -> dict:
         "events": summary["events"],
         **case.from_cnsim(summary),
     }
+
+
+#: Prints a result's flows and queues tables as JSON lists of records.
+_RECORDS = (
+    "import json, sys, pandas as pd\n"
+    "d = sys.argv[1]\n"
+    "print(json.dumps({t: pd.read_parquet(f'{d}/{t}.parquet').to_dict('records') for t in ('flows', 'queues')}))"
+)
+
+
+def cnsim_records(cnsim: str, out_dir: Path) -> dict:
+    """The flows' and queues' records of the result in ``out_dir``: cnsim keeps them in its
+    ``flows`` and ``queues`` tables (Parquet), which the Python that runs ``cnsim`` reads (its
+    entry point's ``#!`` line names it), as ``summary.json`` listed them before."""
+    exe = shutil.which(cnsim) or cnsim
+    try:
+        first = Path(exe).read_bytes()[:512].split(b"\n", 1)[0].decode()
+    except OSError as e:
+        raise SetupError(f"cannot read {exe}: {e}") from None
+    python = first[2:].strip() if first.startswith("#!") else str(Path(exe).with_name("python"))
+    r = subprocess.run([python, "-c", _RECORDS, str(out_dir)], capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise SetupError(f"reading the flows and queues of {out_dir} with {python} failed:\n{r.stderr}")
+    return json.loads(r.stdout)
 
 
 def run_cnsim(case: Case, cnsim: str, seed: int, args: argparse.Namespace, info: dict) -> dict:
@@ -502,6 +526,8 @@ def run_cnsim(case: Case, cnsim: str, seed: int, args: argparse.Namespace, info:
             log(f"cnsim run (seed {seed}) failed ({failure.strip()}); retrying in {CNSIM_RETRY_WAIT_S} s")
             time.sleep(CNSIM_RETRY_WAIT_S)
         summary = json.loads((out_dir / "summary.json").read_text())
+        if "flows" not in summary:
+            summary.update(cnsim_records(cnsim, out_dir))
     try:
         run = parse_cnsim_summary(case, summary, info)
     except SetupError as e:
