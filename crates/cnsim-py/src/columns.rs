@@ -30,9 +30,7 @@ impl ser::Error for Error {
 }
 
 fn unsupported<T>(what: &str) -> Result<T, Error> {
-    Err(Error(format!(
-        "a record field of kind {what} has no column type"
-    )))
+    Err(Error(format!("no column type for {what}")))
 }
 
 enum Values {
@@ -162,10 +160,12 @@ impl Row<'_> {
     }
 }
 
-macro_rules! not_a_record {
-    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
+/// Serializer methods for what has no column: each an error naming it
+/// (`what`: a record, or a field's value).
+macro_rules! unsupported_methods {
+    ($what:literal; $($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
         $(fn $method(self, $(_: $arg),*) -> Result<$ok, Error> {
-            unsupported(concat!("record ", stringify!($method)))
+            unsupported(concat!($what, stringify!($method)))
         })*
     };
 }
@@ -206,7 +206,8 @@ impl<'a> Serializer for Row<'a> {
     ) -> Result<(), Error> {
         unsupported("record serialize_newtype_variant")
     }
-    not_a_record! {
+    unsupported_methods! {
+        "record ";
         serialize_bool(bool) -> ();
         serialize_i8(i8) -> ();
         serialize_i16(i16) -> ();
@@ -297,14 +298,6 @@ macro_rules! integers {
     };
 }
 
-macro_rules! not_a_scalar {
-    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<$ok, Error> {
-            unsupported(stringify!($method))
-        })*
-    };
-}
-
 impl Serializer for Scalar {
     type Ok = Value;
     type Error = Error;
@@ -368,7 +361,8 @@ impl Serializer for Scalar {
     ) -> Result<Value, Error> {
         unsupported("serialize_newtype_variant")
     }
-    not_a_scalar! {
+    unsupported_methods! {
+        "field ";
         serialize_bool(bool) -> Value;
         serialize_char(char) -> Value;
         serialize_bytes(&[u8]) -> Value;
