@@ -10,6 +10,7 @@
 #include "ns3/network-module.h"
 
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -252,6 +253,31 @@ class Options
     std::string m_usage;
     std::map<std::string, std::function<void(const std::string&)>> m_handlers;
 };
+
+/// What a timed run reports: its wall time inside Simulator::Run(), the
+/// events executed, and the frames the sources sent.
+struct RunStats
+{
+    double wall;
+    uint64_t events;
+    uint64_t offered;
+};
+
+/// Run the simulation until `stop`, timing Simulator::Run() alone.
+inline RunStats
+RunTimed(Time stop, const std::vector<Ptr<BernoulliSource>>& sources)
+{
+    Simulator::Stop(stop);
+    auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    auto t1 = std::chrono::steady_clock::now();
+    RunStats r{std::chrono::duration<double>(t1 - t0).count(), Simulator::GetEventCount(), 0};
+    for (const auto& a : sources)
+    {
+        r.offered += a->Sent();
+    }
+    return r;
+}
 
 } // namespace cnsim_peer
 

@@ -330,18 +330,7 @@ main(int argc, char* argv[])
         apps.push_back(app);
     }
 
-    Simulator::Stop(duration);
-    auto t0 = std::chrono::steady_clock::now();
-    Simulator::Run();
-    auto t1 = std::chrono::steady_clock::now();
-    double wall = std::chrono::duration<double>(t1 - t0).count();
-    uint64_t events = Simulator::GetEventCount();
-
-    uint64_t offered = 0;
-    for (auto& a : apps)
-    {
-        offered += a->Sent();
-    }
+    const auto [wall, events, offered] = RunTimed(duration, apps);
     Simulator::Destroy();
 
     // Throughput window: cnsim's (python/cnsim/results.py `_active_rate`,

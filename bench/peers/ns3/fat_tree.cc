@@ -787,18 +787,7 @@ main(int argc, char* argv[])
         sources.push_back(app);
     }
 
-    Simulator::Stop(duration);
-    auto t0 = std::chrono::steady_clock::now();
-    Simulator::Run();
-    auto t1 = std::chrono::steady_clock::now();
-    double wall = std::chrono::duration<double>(t1 - t0).count();
-    uint64_t events = Simulator::GetEventCount();
-
-    uint64_t offered = 0;
-    for (auto& a : sources)
-    {
-        offered += a->Sent();
-    }
+    const auto [wall, events, offered] = RunTimed(duration, sources);
     // Bytes that started transmission on each port (node -> peer): what
     // entered its device queue, less what is still queued. (cnsim counts a
     // frame when its last bit has left: at most one frame per port apart.)
