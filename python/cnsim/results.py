@@ -77,11 +77,14 @@ class Result:
     ----------
     summary : dict
         The engine's summary (name, seed, cnsim_version, scenario_hash,
-        duration_s, wall_time_s, events, frame_hops, totals, flows, queues,
-        plot, ...) plus ``scenario_file``, ``bin_s`` and ``n_bins``.
+        duration_s, wall_time_s, events, frame_hops, totals, plot, ...) plus
+        ``scenario_file``, ``bin_s``, ``n_bins`` and ``jain_index`` (Jain's
+        index over the sources' flows' delivered bytes; None without
+        sources). The per-flow and per-queue records are the ``flows`` and
+        ``queues`` tables, not part of the summary.
     flows : DataFrame
-        One row per flow: name, source, src, dst, the per-flow counters of the
-        summary, and ``offered_gbps`` / ``delivered_gbps``: mean rates over the
+        One row per flow: name, source, src, dst, transport, the flow's
+        counters, and ``offered_gbps`` / ``delivered_gbps``: mean rates over the
         span of bins in which the flow offered / delivered anything. With
         ``[[workloads]]``, one more row per workload flow (``NAME#K``), with
         ``workload``, ``transport``, ``priority``, ``size_bytes``,
@@ -92,7 +95,7 @@ class Result:
         ``flow_throughput``, under the workload's name).
     queues : DataFrame
         One row per output queue: name ("NODE->PEER"), node, peer, node_kind
-        and the per-queue counters of the summary, then the thresholds of its
+        and the queue's counters, then the thresholds of its
         control loops in bytes, NaN where one does not apply
         (:mod:`cnsim.thresholds`): ecn_kmin_bytes and ecn_kmax_bytes (a step
         rule's K as both), pause_output_xoff_bytes and pause_output_xon_bytes

@@ -35,8 +35,8 @@
 //   frame of buffer delays the first drop at CORE->S1 by one frame time and
 //   changes a run's drops by about one frame; use --queue-bytes 152100 to give
 //   ns-3 exactly cnsim's 102 frames.
-// * Bernoulli sources with cnsim's slot rule (crates/cnsim-core/src/traffic/
-//   source.rs): slots of one frame's wire time at the host's 10 Gb/s (1.2 us)
+// * Bernoulli sources with cnsim's slot rule (common.h, after crates/
+//   cnsim-core/src/traffic/source.rs): slots of one frame's wire time at the host's 10 Gb/s (1.2 us)
 //   counted from the source's start; in each slot a frame with probability
 //   `load`, at an instant drawn uniformly (in picoseconds) within the slot; the
 //   gap is drawn as a geometric number of empty slots (one event per frame, as
@@ -62,6 +62,8 @@
 // 48% load a host queue never holds more than two frames), host response time
 // and PAUSE (not used in no_cm).
 
+#include "common.h"
+
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -70,120 +72,18 @@
 #include "ns3/traffic-control-module.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
 using namespace ns3;
+using namespace cnsim_peer; // BernoulliSource, Connect, ParseTime, Options, frame sizes
 
 namespace
 {
-
-constexpr uint32_t kFrameBytes = 1500;                 // on the wire
-constexpr uint32_t kPayloadBytes = kFrameBytes - 2 - 20 - 8; // PPP, IPv4, UDP
-constexpr uint16_t kPort = 9;
-
-// ---------------------------------------------------------------------------
-// Bernoulli source: cnsim's slot rule.
-class BernoulliSource : public Application
-{
-  public:
-    static TypeId GetTypeId()
-    {
-        static TypeId tid = TypeId("cnsim::BernoulliSource")
-                                .SetParent<Application>()
-                                .AddConstructor<BernoulliSource>();
-        return tid;
-    }
-
-    void Configure(Address peer, double load, Time slot, Time start, Time stop, int64_t stream)
-    {
-        m_peer = peer;
-        m_load = load;
-        m_slotPs = slot.GetPicoSeconds();
-        m_startPs = start.GetPicoSeconds();
-        m_stopPs = stop.GetPicoSeconds();
-        m_rng = CreateObject<UniformRandomVariable>();
-        m_rng->SetStream(stream);
-    }
-
-    uint64_t Sent() const
-    {
-        return m_sent;
-    }
-
-  private:
-    void StartApplication() override
-    {
-        m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-        m_socket->Bind();
-        m_socket->Connect(m_peer);
-        ScheduleNext();
-    }
-
-    void StopApplication() override
-    {
-        Simulator::Cancel(m_event);
-        if (m_socket)
-        {
-            m_socket->Close();
-        }
-    }
-
-    // Number of failed Bernoulli(p) trials before the first success, by
-    // inverse transform (as cnsim's engine/rng.rs).
-    uint64_t Geometric()
-    {
-        if (m_load >= 1.0)
-        {
-            return 0;
-        }
-        double u = 1.0 - m_rng->GetValue(0.0, 1.0); // (0, 1]
-        if (u <= 0.0)
-        {
-            u = 1e-300;
-        }
-        return static_cast<uint64_t>(std::floor(std::log(u) / std::log1p(-m_load)));
-    }
-
-    void ScheduleNext()
-    {
-        uint64_t slot = m_nextSlot + Geometric();
-        int64_t offset = static_cast<int64_t>(m_rng->GetInteger(0, m_slotPs - 1));
-        int64_t t = m_startPs + static_cast<int64_t>(slot) * m_slotPs + offset;
-        m_nextSlot = slot + 1;
-        if (t >= m_stopPs)
-        {
-            return;
-        }
-        m_event = Simulator::Schedule(PicoSeconds(t) - Simulator::Now(), &BernoulliSource::Fire, this);
-    }
-
-    void Fire()
-    {
-        m_socket->Send(Create<Packet>(kPayloadBytes));
-        ++m_sent;
-        ScheduleNext();
-    }
-
-    Address m_peer;
-    double m_load{0};
-    int64_t m_slotPs{0};
-    int64_t m_startPs{0};
-    int64_t m_stopPs{0};
-    uint64_t m_nextSlot{0};
-    uint64_t m_sent{0};
-    Ptr<UniformRandomVariable> m_rng;
-    Ptr<Socket> m_socket;
-    EventId m_event;
-};
 
 // ---------------------------------------------------------------------------
 // Counters filled by trace callbacks.
@@ -255,44 +155,6 @@ ReverseTx(Ptr<const Packet>)
     ++g_reverseFrames;
 }
 
-// Connect a trace source, or stop: a misspelt name would silently count nothing.
-template <typename T, typename C>
-void
-Connect(Ptr<T> object, const std::string& name, const C& callback)
-{
-    if (!object || !object->TraceConnectWithoutContext(name, callback))
-    {
-        std::cerr << "error: cannot connect trace source " << name << "\n";
-        std::exit(1);
-    }
-}
-
-bool
-ParseTime(const std::string& s, Time& out)
-{
-    // ns-3 time strings: "100ms", "1.5us", "0.1s" (ns-3 aborts on a bad unit).
-    if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.'))
-    {
-        return false;
-    }
-    out = Time(s);
-    return out.IsPositive(); // ns-3: IsPositive() is >= 0
-}
-
-[[noreturn]] void
-Usage(const char* prog, const std::string& error)
-{
-    if (!error.empty())
-    {
-        std::cerr << "error: " << error << "\n";
-    }
-    std::cerr << "usage: " << prog
-              << " [--seed N] [--duration T] [--queue-bytes B] [--switch-latency T] [--bin T]\n"
-                 "  T is a time with unit (100ms, 1us); defaults: seed 1, duration 100ms,\n"
-                 "  queue-bytes 153600, switch-latency 1us, bin 100us (throughput window)\n";
-    std::exit(error.empty() ? 0 : 2);
-}
-
 } // namespace
 
 int
@@ -307,79 +169,34 @@ main(int argc, char* argv[])
     std::string switchLatencyStr = "1us";
     std::string binStr = "100us";
 
-    for (int i = 1; i < argc; ++i)
-    {
-        std::string a = argv[i];
-        if (a == "-h" || a == "--help")
-        {
-            Usage(argv[0], "");
-        }
-        std::string key = a;
-        std::string value;
-        auto eq = a.find('=');
-        if (eq != std::string::npos)
-        {
-            key = a.substr(0, eq);
-            value = a.substr(eq + 1);
-        }
-        else
-        {
-            if (i + 1 >= argc)
-            {
-                Usage(argv[0], "missing value for " + a);
-            }
-            value = argv[++i];
-        }
-        try
-        {
-            if (key == "--seed")
-            {
-                seed = std::stoull(value);
-            }
-            else if (key == "--duration")
-            {
-                durationStr = value;
-            }
-            else if (key == "--queue-bytes")
-            {
-                queueBytes = std::stoull(value);
-            }
-            else if (key == "--switch-latency")
-            {
-                switchLatencyStr = value;
-            }
-            else if (key == "--bin")
-            {
-                binStr = value;
-            }
-            else
-            {
-                Usage(argv[0], "unknown option " + key);
-            }
-        }
-        catch (const std::exception&)
-        {
-            Usage(argv[0], "bad value for " + key + ": " + value);
-        }
-    }
+    Options opts(argv[0],
+                 "[--seed N] [--duration T] [--queue-bytes B] [--switch-latency T] [--bin T]\n"
+                 "  T is a time with unit (100ms, 1us); defaults: seed 1, duration 100ms,\n"
+                 "  queue-bytes 153600, switch-latency 1us, bin 100us (throughput window)\n");
+    opts.Add("--seed", [&](const std::string& v) { seed = std::stoull(v); });
+    opts.Add("--duration", [&](const std::string& v) { durationStr = v; });
+    opts.Add("--queue-bytes", [&](const std::string& v) { queueBytes = std::stoull(v); });
+    opts.Add("--switch-latency", [&](const std::string& v) { switchLatencyStr = v; });
+    opts.Add("--bin", [&](const std::string& v) { binStr = v; });
+    opts.Parse(argc, argv);
     Time duration;
     Time switchLatency;
     Time bin;
     if (!ParseTime(durationStr, duration) || duration.IsZero())
     {
-        Usage(argv[0], "bad --duration " + durationStr);
+        opts.Fail("bad --duration " + durationStr);
     }
     if (!ParseTime(switchLatencyStr, switchLatency))
     {
-        Usage(argv[0], "bad --switch-latency " + switchLatencyStr);
+        opts.Fail("bad --switch-latency " + switchLatencyStr);
     }
     if (!ParseTime(binStr, bin) || bin.IsZero())
     {
-        Usage(argv[0], "bad --bin " + binStr);
+        opts.Fail("bad --bin " + binStr);
     }
     if (seed == 0)
     {
-        Usage(argv[0], "--seed must be >= 1 (ns-3 run numbers)");
+        opts.Fail("--seed must be >= 1 (ns-3 run numbers)");
     }
 
     RngSeedManager::SetSeed(1);
@@ -507,24 +324,13 @@ main(int argc, char* argv[])
         const Src& s = sources[i];
         auto app = CreateObject<BernoulliSource>();
         Time stop = std::min(s.stop, duration);
-        app->Configure(InetSocketAddress(hostAddr[s.to], kPort), s.load, slot, start, stop, static_cast<int64_t>(i));
+        app->Configure({InetSocketAddress(hostAddr[s.to], kPort)}, s.load, slot, start, stop, static_cast<int64_t>(i));
         node[s.host]->AddApplication(app);
         app->SetStartTime(Seconds(0)); // the source's own slots begin at `start`
         apps.push_back(app);
     }
 
-    Simulator::Stop(duration);
-    auto t0 = std::chrono::steady_clock::now();
-    Simulator::Run();
-    auto t1 = std::chrono::steady_clock::now();
-    double wall = std::chrono::duration<double>(t1 - t0).count();
-    uint64_t events = Simulator::GetEventCount();
-
-    uint64_t offered = 0;
-    for (auto& a : apps)
-    {
-        offered += a->Sent();
-    }
+    const auto [wall, events, offered] = RunTimed(duration, apps);
     Simulator::Destroy();
 
     // Throughput window: cnsim's (python/cnsim/results.py `_active_rate`,

@@ -30,9 +30,7 @@ impl ser::Error for Error {
 }
 
 fn unsupported<T>(what: &str) -> Result<T, Error> {
-    Err(Error(format!(
-        "a record field of kind {what} has no column type"
-    )))
+    Err(Error(format!("no column type for {what}")))
 }
 
 enum Values {
@@ -162,10 +160,12 @@ impl Row<'_> {
     }
 }
 
-macro_rules! not_a_record {
-    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
+/// Serializer methods for what has no column: each an error naming it
+/// (`what`: a record, or a field's value).
+macro_rules! unsupported_methods {
+    ($what:literal; $($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
         $(fn $method(self, $(_: $arg),*) -> Result<$ok, Error> {
-            unsupported(concat!("record ", stringify!($method)))
+            unsupported(concat!($what, stringify!($method)))
         })*
     };
 }
@@ -206,7 +206,8 @@ impl<'a> Serializer for Row<'a> {
     ) -> Result<(), Error> {
         unsupported("record serialize_newtype_variant")
     }
-    not_a_record! {
+    unsupported_methods! {
+        "record ";
         serialize_bool(bool) -> ();
         serialize_i8(i8) -> ();
         serialize_i16(i16) -> ();
@@ -288,10 +289,11 @@ impl Scalar {
     }
 }
 
-macro_rules! not_a_scalar {
-    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<$ok, Error> {
-            unsupported(stringify!($method))
+/// Integers that fit an `int64` column as they are.
+macro_rules! integers {
+    ($($method:ident($t:ty);)*) => {
+        $(fn $method(self, v: $t) -> Result<Value, Error> {
+            self.int(v.into())
         })*
     };
 }
@@ -307,26 +309,14 @@ impl Serializer for Scalar {
     type SerializeStruct = Impossible<Value, Error>;
     type SerializeStructVariant = Impossible<Value, Error>;
 
-    fn serialize_i8(self, v: i8) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_i64(self, v: i64) -> Result<Value, Error> {
-        self.int(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<Value, Error> {
-        self.int(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<Value, Error> {
-        self.int(v.into())
+    integers! {
+        serialize_i8(i8);
+        serialize_i16(i16);
+        serialize_i32(i32);
+        serialize_i64(i64);
+        serialize_u8(u8);
+        serialize_u16(u16);
+        serialize_u32(u32);
     }
     fn serialize_u64(self, v: u64) -> Result<Value, Error> {
         let v = i64::try_from(v).map_err(|_| Error(format!("{v} does not fit an int64 column")))?;
@@ -371,7 +361,8 @@ impl Serializer for Scalar {
     ) -> Result<Value, Error> {
         unsupported("serialize_newtype_variant")
     }
-    not_a_scalar! {
+    unsupported_methods! {
+        "field ";
         serialize_bool(bool) -> Value;
         serialize_char(char) -> Value;
         serialize_bytes(&[u8]) -> Value;

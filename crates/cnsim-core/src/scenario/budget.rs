@@ -42,7 +42,8 @@ const ROUTE_ENTRY: u64 = 4;
 /// resident memory measured on star all-to-all runs (9,900 flows, 500 to
 /// 5,000 bins: 90, +91 with QCN, +73 with TCP), single-flow k = 8 fat trees
 /// (768 ports, 1,000 to 5,000 bins: 160) and k = 12 and 16 fat trees
-/// with every host sending to every other (2.9 KB a flow), each rounded up
+/// with every host sending to every other (1.65 and 1.57 KB a flow, since
+/// the records reach Python as columns; 2.9 KB through JSON), each rounded up
 /// by 10 to 35% (the limiter's most: a small all-to-all with QCN needed it),
 /// and the working memory of building and writing the first
 /// tables (14 to 17 MiB on the study scenarios) as a fixed 24 MiB
@@ -54,7 +55,7 @@ const RESULT_FLOW_BIN: u64 = 100;
 const RESULT_LIMITER_BIN: u64 = 141;
 const RESULT_TCP_BIN: u64 = 96;
 const RESULT_PORT_BIN: u64 = 175;
-const RESULT_PER_FLOW: u64 = 3300;
+const RESULT_PER_FLOW: u64 = 1900;
 const RESULT_PER_PORT: u64 = 3300;
 /// The ingress table per row and bin: about one of a port's two binned
 /// tables (`RESULT_PORT_BIN`), rounded up.
