@@ -65,9 +65,10 @@ def run(
         Show a progress bar on stderr when the run lasts more than a second.
     max_events, max_wall_s
         Stop the run after this many events or seconds of wall time. The
-        result then covers the simulated time up to the stop and its summary
-        says so: ``summary["partial"] = {"reason": ..., "at_s": ...}``
-        (``None`` for a complete run; :attr:`Result.partial`).
+        result then covers the simulated time up to the stop (an event limit:
+        to the end of the run's window in which it is reached) and its
+        summary says so: ``summary["partial"] = {"reason": ..., "reached_s":
+        ..., "at_s": ...}`` (``None`` for a complete run; :attr:`Result.partial`).
     checks
         Check the model's invariants while running (conservation, occupancy
         within buffers, PAUSE obeyed, in-order delivery, limiter rates); a

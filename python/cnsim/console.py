@@ -55,7 +55,10 @@ def warnings_of(summary: dict[str, Any]) -> list[str]:
         out.append(f"{fct['unfinished']:,} of {fct['flows']:,} workload flows had not finished when the run ended "
                    f"(flows table: finish_s is NaN)")
     if partial:
-        out.append(f"PARTIAL RESULT: {partial['reason']} at {format_seconds(partial['at_s'])} of simulated time")
+        reached = partial.get("reached_s", partial["at_s"])
+        out.append(f"PARTIAL RESULT: {partial['reason']} at {format_seconds(reached)} of simulated time"
+                   + (f" (results to {format_seconds(partial['at_s'])}, the end of that window)"
+                      if partial["at_s"] != reached else ""))
     watchdog = summary.get("watchdog") or {}
     for d in watchdog.get("deadlocks", ()):
         if d.get("classes") is None:

@@ -203,7 +203,10 @@ class Result:
 
     @property
     def partial(self) -> dict[str, Any] | None:
-        """``{"reason", "at_s"}`` if the run stopped before its end, else ``None``."""
+        """``{"reason", "reached_s", "at_s"}`` if the run stopped before its end, else
+        ``None``: the stop was reached at ``reached_s``; the results cover the run to
+        ``at_s``, the end of the run's window that holds it (results saved before
+        windows have ``at_s`` only)."""
         return self.summary.get("partial")
 
     @property

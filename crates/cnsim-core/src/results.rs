@@ -430,6 +430,10 @@ pub struct Summary {
     /// finished, if every one did before `duration`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flows_finished_s: Option<f64>,
+    /// The run's window: a stop the run decides itself takes effect at the
+    /// next multiple of it (none without links between switches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
 }
 
 /// One (output queue, traffic class) of a run with several classes or PFC.
@@ -523,6 +527,11 @@ pub struct PfcRecord {
 #[derive(Debug, Clone, Serialize)]
 pub struct Partial {
     pub reason: String,
+    /// When the stop was reached.
+    pub reached_s: f64,
+    /// Where the results end: the end of the run's window that holds
+    /// `reached_s` (docs/model.md, "Stops and the run's window"), or
+    /// `reached_s` itself for a wall-time limit.
     pub at_s: f64,
 }
 
@@ -617,7 +626,7 @@ impl RunResult {
         frame_hops: u64,
         fingerprint: u64,
         watchdog: Option<(WatchdogSpec, Watchdog, bool)>,
-        stop: Option<(Time, String)>,
+        stop: Option<(Time, Time, String)>,
         flows: Vec<FlowCounters>,
         queues: Vec<QueueCounters>,
         series: Series,
@@ -781,9 +790,10 @@ impl RunResult {
             plot: sc.plot.clone(),
             fairness,
             stability,
-            partial: stop.map(|(t, reason)| Partial {
+            partial: stop.map(|(reached, end, reason)| Partial {
                 reason,
-                at_s: t.as_secs_f64(),
+                reached_s: reached.as_secs_f64(),
+                at_s: end.as_secs_f64(),
             }),
             watchdog: watchdog.map(|(spec, w, per_class)| {
                 // With PFC the watchdog numbers each (port, class) as port × 8 + class.
@@ -825,6 +835,7 @@ impl RunResult {
             ingress: Vec::new(),
             workloads,
             flows_finished_s: flows_finished.map(|t| t.as_secs_f64()),
+            window_s: None,
         };
         RunResult {
             summary,

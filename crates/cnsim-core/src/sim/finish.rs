@@ -120,7 +120,9 @@ impl Simulator {
             };
             (totals, events)
         });
-        let (stop, stability) = (self.stop.take(), self.stability.take());
+        let stop = self.stop.take().map(|(reached, reason)| (reached, self.end, reason));
+        let stability = self.stability.take();
+        let window = self.window.filter(|w| w.0 > 0);
         let flows = std::mem::take(&mut self.flows);
         let queues = std::mem::take(&mut self.queues);
         let (seed, n_events, frame_hops) = (self.seed, self.n_events, self.frame_hops);
@@ -148,6 +150,7 @@ impl Simulator {
             flows_finished,
         );
         result.summary.ingress = ingress;
+        result.summary.window_s = window.map(crate::units::Time::as_secs_f64);
         Ok(result)
     }
 

@@ -178,6 +178,16 @@ pub struct Simulator {
     watchdog: Watchdog,
     /// Why and when the run stopped before its end, if it did.
     stop: Option<(Time, String)>,
+    /// The run's window: the least delay with which an event at one switch
+    /// can cause one at another (`to_peer` or `pause_to_peer` over the
+    /// links between two switches), `None` without such links. A stop the
+    /// run decides itself takes effect at the end of the window in which
+    /// it is reached (`window_end`), so that a run split into partitions
+    /// synchronised once per window stops at the same place.
+    window: Option<Time>,
+    /// Where the results end when the run stopped before `end`: the end of
+    /// the stop's window (or the instant a wall-time limit was hit).
+    halt: Option<Time>,
     /// Invariant checks on (`RunOptions::no_checks` turns them off), and
     /// the first violation found.
     checks: bool,
@@ -267,10 +277,8 @@ impl Simulator {
         if let Some(v) = &self.violation {
             return Err(RunError::Invariant(v.describe(sc, self.seed)));
         }
-        if let Some((t, _)) = &self.stop {
-            // Results cover the simulated time up to the stop.
-            self.end = *t;
-        } else if let Some(t) = self.workload.all_finished {
+        if let Some(t) = self.halt {
+            // Results cover the simulated time up to the stop's window end.
             self.end = t;
         }
         self.now = self.end;
@@ -289,6 +297,16 @@ impl Simulator {
         self.finish(sc, cost)
     }
 
+    /// The end of the window that holds `t`: windows are `[kW, (k+1)W)`
+    /// for the run's window `W`; without one (or with `W` = 0) the instant
+    /// `t` is its own window.
+    fn window_end(&self, t: Time) -> Time {
+        match self.window {
+            Some(w) if w.0 > 0 => Time((t.0 / w.0 + 1) * w.0),
+            _ => Time(t.0 + 1),
+        }
+    }
+
     fn start_sources(&mut self) {
         for s in 0..self.sources.len() {
             if let Some(t) = self.sources[s].next_time(Time::ZERO) {
@@ -303,7 +321,9 @@ impl Simulator {
     fn run_until(&mut self, end: Time, progress: Option<&Progress>) -> Result<(), RunError> {
         #[cfg(feature = "partition-stats")]
         self.pstats_start();
-        while let Some((t, ev)) = self.events.pop_before(end) {
+        // Lowered to the end of the window once a stop is reached.
+        let mut bound = end;
+        while let Some((t, ev)) = self.events.pop_before(bound) {
             self.now = t;
             self.n_events += 1;
             let (kind, element) = ev.place();
@@ -321,7 +341,11 @@ impl Simulator {
                 || self.violation.is_some()
                 || self.workload.all_finished.is_some()
             {
-                break;
+                if self.violation.is_some() {
+                    break;
+                }
+                bound = bound.min(self.window_end(t));
+                self.halt = Some(bound);
             }
             if self.n_events & 0xFFFF == 0 {
                 if let Some((started, limit)) = self.max_wall {
@@ -331,6 +355,7 @@ impl Simulator {
                             limit.as_secs_f64()
                         );
                         self.stop = Some((t, reason));
+                        self.halt = Some(t);
                         break;
                     }
                 }

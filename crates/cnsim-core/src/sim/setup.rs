@@ -157,6 +157,13 @@ impl Simulator {
                 ports[p].service = h.service.map(Box::new);
             }
         }
+        let window = (0..ports.len())
+            .filter(|&p| {
+                let peer = ports[ports[p].peer as usize].node as usize;
+                !sc.nodes[ports[p].node as usize].is_host() && !sc.nodes[peer].is_host()
+            })
+            .map(|p| to_peer[p].min(pause_to_peer[p]))
+            .min();
         let flow_specs = sc.run_flows(seed);
         let mut sources = Vec::with_capacity(sc.sources.len());
         // Each source's flows (flow index, destination host), in flow order.
@@ -301,6 +308,8 @@ impl Simulator {
                 (true, true) => n_ports * 8,
             }),
             stop: None,
+            window,
+            halt: None,
             checks: true,
             violation: None,
             rate_floor: invariants::rate_floor(sc),

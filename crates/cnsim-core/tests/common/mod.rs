@@ -58,6 +58,19 @@ pub fn queue<'a>(r: &'a RunResult, name: &str) -> &'a cnsim_core::results::Queue
 }
 
 /// Offered = delivered + dropped + still buffered or in flight, per flow.
+/// A stopped run's results end at the end of the run's window that holds
+/// the stop (windows `[kW, (k+1)W)`), or one picosecond after the stop's
+/// instant without a window.
+pub fn assert_stops_at_its_window_end(r: &RunResult) {
+    let p = r.summary.partial.as_ref().expect("stopped early");
+    let ps = |s: f64| (s * 1e12).round() as u64;
+    let end = match r.summary.window_s {
+        Some(w) => (ps(p.reached_s) / ps(w) + 1) * ps(w),
+        None => ps(p.reached_s) + 1,
+    };
+    assert_eq!(ps(p.at_s), end, "{p:?}, window {:?}", r.summary.window_s);
+}
+
 pub fn assert_conservation(r: &RunResult) {
     for f in &r.summary.flows {
         let c = &f.counters;

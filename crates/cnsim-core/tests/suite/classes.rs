@@ -4,7 +4,7 @@
 //! link's delay, the scheduler shares the port between classes, and ECN
 //! marks only ECN-capable frames, by its rule, changing nothing else.
 
-use crate::common::{flow, load_str, queue, run, two_to_one};
+use crate::common::{assert_stops_at_its_window_end, flow, load_str, queue, run, two_to_one};
 use cnsim_core::results::{ClassSummary, PfcDirection, RunResult};
 
 const TOP: &str = r#"
@@ -652,6 +652,9 @@ fn deadlocks_in_class_3_only(file: &str, cycle: &[&str]) {
             cycle.len()
         )
     );
-    // It stops when the watchdog notices, as the full run's report says.
-    assert_eq!(p.at_s, d.noticed_s);
+    // The stop is reached when the watchdog notices, as the full run's
+    // report says, and takes effect at the end of that window.
+    assert_eq!(p.reached_s, d.noticed_s);
+    assert!(stopped.summary.window_s.is_some());
+    assert_stops_at_its_window_end(&stopped);
 }

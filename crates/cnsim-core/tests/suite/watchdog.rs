@@ -44,7 +44,9 @@ fn a_deadlock_can_stop_the_run_with_a_partial_result() {
     let p = r.summary.partial.as_ref().expect("stopped early");
     assert!(p.reason.contains("PAUSE deadlock"), "{}", p.reason);
     let d = &r.summary.watchdog.as_ref().unwrap().deadlocks[0];
-    assert_eq!(p.at_s, d.noticed_s);
+    assert_eq!(p.reached_s, d.noticed_s);
+    assert!(r.summary.window_s.is_some());
+    assert_stops_at_its_window_end(&r);
 }
 
 #[test]
@@ -57,20 +59,33 @@ fn congestion_under_pause_is_not_a_deadlock() {
 }
 
 #[test]
-fn an_event_limit_stops_the_run_at_that_event() {
+fn an_event_limit_stops_the_run_at_the_end_of_that_window() {
     let sc = load_file("scenarios/baseline/no_cm.toml", &[]);
     let opts = RunOptions {
         max_events: Some(50_000),
         ..RunOptions::default()
     };
     let r = cnsim_core::run(&sc, &opts).unwrap();
-    assert_eq!(r.summary.events, 50_000);
     let p = r.summary.partial.as_ref().expect("partial");
     assert!(p.reason.contains("max_events"));
     assert!(p.at_s > 0.0 && p.at_s < 0.1);
-    // The same prefix of the same run: the same result, twice.
+    // The run finishes the window of its 50,000th event: 1.5 µs, the
+    // 0.5 µs links between study A's switches plus the 1 µs latency (and
+    // PAUSE response) of the switch at their far end.
+    assert_eq!(r.summary.window_s, Some(1.5e-6));
+    assert_stops_at_its_window_end(&r);
+    assert!(r.summary.events >= 50_000, "{}", r.summary.events);
+    // The same prefix of the same run: the same result, twice, and with
+    // the limit at the last event of that window.
     let again = cnsim_core::run(&sc, &opts).unwrap();
     assert_eq!(again.summary.fingerprint, r.summary.fingerprint);
+    let last = RunOptions {
+        max_events: Some(r.summary.events),
+        ..RunOptions::default()
+    };
+    let at_last = cnsim_core::run(&sc, &last).unwrap();
+    assert_eq!(at_last.summary.fingerprint, r.summary.fingerprint);
+    assert_eq!(at_last.summary.events, r.summary.events);
     let full = run(&sc, None);
     assert_ne!(full.summary.fingerprint, r.summary.fingerprint);
     assert!(full.summary.partial.is_none());
