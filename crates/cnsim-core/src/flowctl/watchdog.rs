@@ -7,7 +7,9 @@
 //!
 //! The checks run when a PAUSE frame takes effect (a held port is
 //! refreshed every half pause time) and once more at the end of the run,
-//! so they add no events.
+//! so they add no events. A long pause is noted at once (its port is the
+//! receiver's own); the search for its cycle, which follows other
+//! switches' ports, runs at the end of the run's window (docs/model.md).
 
 use crate::units::Time;
 use serde::Serialize;
@@ -60,7 +62,9 @@ impl Watchdog {
         }
     }
 
-    /// Check `port` at `now`. Returns true if this found a new deadlock.
+    /// Check `port` at `now`: true if it has been paused for longer than
+    /// the threshold in a pause episode not yet reported (now reported),
+    /// whose cycle search (`search`) is then due.
     pub fn check(
         &mut self,
         spec: &WatchdogSpec,
@@ -80,7 +84,21 @@ impl Watchdog {
             since,
             noticed: now,
         });
-        let Some(mut ports) = paused_cycle(spec, net, port, now) else {
+        true
+    }
+
+    /// Look for a cycle of ports paused for longer than the threshold at
+    /// `noticed` through `port`, in the network as `net` shows it (at the
+    /// end of the window of `noticed`: a port on the cycle is paused then
+    /// since before `noticed`). True if this found a new deadlock.
+    pub fn search(
+        &mut self,
+        spec: &WatchdogSpec,
+        net: &impl PausedPorts,
+        port: u32,
+        noticed: Time,
+    ) -> bool {
+        let Some(mut ports) = paused_cycle(spec, net, port, noticed) else {
             return false;
         };
         // Store cycles from their smallest port, so that one seen from
@@ -90,10 +108,7 @@ impl Watchdog {
         if self.deadlocks.iter().any(|d| d.ports == ports) {
             return false;
         }
-        self.deadlocks.push(Deadlock {
-            ports,
-            noticed: now,
-        });
+        self.deadlocks.push(Deadlock { ports, noticed });
         true
     }
 }
@@ -194,11 +209,14 @@ mod tests {
         );
         let mut w = Watchdog::new(6);
         assert!(w.check(&SPEC, &net, 2, Time::from_ms(20)));
+        assert!(w.search(&SPEC, &net, 2, Time::from_ms(20)));
         // The same cycle seen from another port is not new; the same
         // episode of a port is reported once.
-        assert!(!w.check(&SPEC, &net, 4, Time::from_ms(21)));
+        assert!(w.check(&SPEC, &net, 4, Time::from_ms(21)));
+        assert!(!w.search(&SPEC, &net, 4, Time::from_ms(21)));
         assert!(!w.check(&SPEC, &net, 2, Time::from_ms(22)));
         assert_eq!(w.deadlocks.len(), 1);
+        assert_eq!(w.deadlocks[0].noticed, Time::from_ms(20));
         assert_eq!(w.deadlocks[0].ports, vec![0, 2, 4]);
         assert_eq!(w.long_pauses.len(), 2);
     }
@@ -208,7 +226,8 @@ mod tests {
         let net = ring(&[0, 2]);
         assert_eq!(paused_cycle(&SPEC, &net, 0, Time::from_ms(20)), None);
         let mut w = Watchdog::new(6);
-        assert!(!w.check(&SPEC, &net, 0, Time::from_ms(20)));
+        assert!(w.check(&SPEC, &net, 0, Time::from_ms(20)));
+        assert!(!w.search(&SPEC, &net, 0, Time::from_ms(20)));
         assert_eq!(w.long_pauses.len(), 1);
         // Paused for 9 ms only: nothing to report.
         let net = ring(&[0, 2, 4]);

@@ -10,6 +10,7 @@ use crate::results::{
     RunResult, Series,
 };
 use crate::scenario::spec::Scenario;
+use crate::units::Time;
 
 impl Simulator {
     pub(super) fn finish(mut self, sc: &Scenario, cost: RunCost) -> Result<RunResult, RunError> {
@@ -40,10 +41,12 @@ impl Simulator {
             return Err(RunError::Invariant(v.describe(sc, self.seed)));
         }
         if self.watchdog_spec.is_some() {
-            // Pauses still running at the end are checked once more.
+            // Pauses still running at the end are checked once more, and
+            // every cycle search still due runs now.
             for port in 0..self.ports.len() as u32 {
                 self.watch(port);
             }
+            self.search_cycles(Time::MAX);
         }
         for (i, p) in self.ports.iter().enumerate() {
             let q = &mut self.queues[i];
@@ -150,7 +153,7 @@ impl Simulator {
             flows_finished,
         );
         result.summary.ingress = ingress;
-        result.summary.window_s = window.map(crate::units::Time::as_secs_f64);
+        result.summary.window_s = window.map(Time::as_secs_f64);
         Ok(result)
     }
 

@@ -185,6 +185,12 @@ pub struct Simulator {
     /// it is reached (`window_end`), so that a run split into partitions
     /// synchronised once per window stops at the same place.
     window: Option<Time>,
+    /// The watchdog's long pauses whose cycle search is due at the end of
+    /// their window, `watch_at` (`Time::MAX` with none): the search reads
+    /// other switches' ports, which a partitioned run sees only at window
+    /// ends.
+    watch_pending: Vec<(u32, Time)>,
+    watch_at: Time,
     /// Where the results end when the run stopped before `end`: the end of
     /// the stop's window (or the instant a wall-time limit was hit).
     halt: Option<Time>,
@@ -316,62 +322,84 @@ impl Simulator {
         }
     }
 
-    /// Handle every event before `end`.
+    /// Handle every event before `end` (before the end of a stop's window
+    /// if one is reached first), and the watchdog's cycle searches due by
+    /// then.
     #[inline(never)]
     fn run_until(&mut self, end: Time, progress: Option<&Progress>) -> Result<(), RunError> {
         #[cfg(feature = "partition-stats")]
         self.pstats_start();
         // Lowered to the end of the window once a stop is reached.
-        let mut bound = end;
-        while let Some((t, ev)) = self.events.pop_before(bound) {
-            self.now = t;
-            self.n_events += 1;
-            let (kind, element) = ev.place();
-            self.fingerprint = fingerprint_step(self.fingerprint, t, kind, element);
-            #[cfg(feature = "partition-stats")]
-            self.pstats_before(t, &ev);
-            self.dispatch(ev);
-            #[cfg(feature = "partition-stats")]
-            self.pstats_after();
-            if self.n_events >= self.max_events {
-                let reason = format!("stopped after {} events (max_events)", self.n_events);
-                self.stop.get_or_insert((t, reason));
-            }
-            if self.stop.is_some()
-                || self.violation.is_some()
-                || self.workload.all_finished.is_some()
-            {
-                if self.violation.is_some() {
-                    break;
+        let mut bound = self.halt.map_or(end, |h| h.min(end));
+        // Lowered further to the next window end with cycle searches due.
+        let mut limit = bound.min(self.watch_at);
+        loop {
+            while let Some((t, ev)) = self.events.pop_before(limit) {
+                self.now = t;
+                self.n_events += 1;
+                let (kind, element) = ev.place();
+                self.fingerprint = fingerprint_step(self.fingerprint, t, kind, element);
+                #[cfg(feature = "partition-stats")]
+                self.pstats_before(t, &ev);
+                self.dispatch(ev);
+                #[cfg(feature = "partition-stats")]
+                self.pstats_after();
+                if self.n_events >= self.max_events {
+                    let reason = format!("stopped after {} events (max_events)", self.n_events);
+                    self.stop.get_or_insert((t, reason));
                 }
-                bound = bound.min(self.window_end(t));
-                self.halt = Some(bound);
-            }
-            if self.n_events & 0xFFFF == 0 {
-                if let Some((started, limit)) = self.max_wall {
-                    if started.elapsed() >= limit {
-                        let reason = format!(
-                            "stopped after {:.1} s of wall time (max_wall)",
-                            limit.as_secs_f64()
-                        );
-                        self.stop = Some((t, reason));
-                        self.halt = Some(t);
-                        break;
+                if self.watch_at < limit
+                    || self.stop.is_some()
+                    || self.violation.is_some()
+                    || self.workload.all_finished.is_some()
+                {
+                    if self.violation.is_some() {
+                        return Ok(());
                     }
+                    if self.stop.is_some() || self.workload.all_finished.is_some() {
+                        bound = bound.min(self.window_end(t));
+                        self.halt = Some(bound);
+                    }
+                    limit = bound.min(self.watch_at);
                 }
-                if let Some(p) = progress {
-                    p.sim_time_ps.store(t.0, Ordering::Relaxed);
-                    p.events.store(self.n_events, Ordering::Relaxed);
-                    if p.cancel.load(Ordering::Relaxed) {
+                if self.n_events & 0xFFFF == 0 {
+                    if let Some((started, limit)) = self.max_wall {
+                        if started.elapsed() >= limit {
+                            let reason = format!(
+                                "stopped after {:.1} s of wall time (max_wall)",
+                                limit.as_secs_f64()
+                            );
+                            self.stop = Some((t, reason));
+                            self.halt = Some(t);
+                            return Ok(());
+                        }
+                    }
+                    if let Some(p) = progress {
+                        p.sim_time_ps.store(t.0, Ordering::Relaxed);
+                        p.events.store(self.n_events, Ordering::Relaxed);
+                        if p.cancel.load(Ordering::Relaxed) {
+                            return Err(RunError::Cancelled(t));
+                        }
+                    }
+                    if self.poll.as_ref().is_some_and(|poll| poll()) {
                         return Err(RunError::Cancelled(t));
                     }
                 }
-                if self.poll.as_ref().is_some_and(|poll| poll()) {
-                    return Err(RunError::Cancelled(t));
-                }
             }
+            if self.watch_at > bound {
+                return Ok(());
+            }
+            // Every event of the window is done: search for the cycles.
+            self.now = self.watch_at;
+            if let Some(noticed) = self.search_cycles(self.now) {
+                self.stop_if_deadlocked(noticed);
+            }
+            if self.stop.is_some() {
+                self.halt = Some(self.now);
+                return Ok(());
+            }
+            limit = bound.min(self.watch_at);
         }
-        Ok(())
     }
 
     #[inline(always)]

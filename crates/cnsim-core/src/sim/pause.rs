@@ -162,44 +162,72 @@ impl Simulator {
             PauseEffect::HoldUntil(t, generation) => {
                 self.events
                     .schedule(t, Event::PauseExpire { port, generation });
-                let found = self.watch(port);
-                self.stop_if_deadlocked(found);
+                self.watch(port);
             }
             PauseEffect::Resume => self.try_start(port),
         }
     }
 
     /// The watchdog looks at a paused port (with PFC: every class it has).
-    /// True if it found a new deadlock.
-    pub(super) fn watch(&mut self, port: u32) -> bool {
+    pub(super) fn watch(&mut self, port: u32) {
         if !self.any_pfc {
             return self.watch_element(port);
         }
-        let mut found = false;
         for c in 0..self.n_classes {
-            found |= self.watch_element(port * 8 + c as u32);
+            self.watch_element(port * 8 + c as u32);
         }
-        found
     }
 
-    /// The watchdog looks at one element (`NetView`). True if it found a
-    /// new deadlock.
-    pub(super) fn watch_element(&mut self, e: u32) -> bool {
+    /// The watchdog looks at one element (`NetView`); a new long pause
+    /// gets its cycle search at the end of the window (`search_cycles`).
+    pub(super) fn watch_element(&mut self, e: u32) {
         let Some(spec) = self.watchdog_spec else {
-            return false;
+            return;
         };
         let net = NetView {
             ports: &self.ports,
             node_ports: &self.node_ports,
             per_class: self.any_pfc,
         };
-        self.watchdog.check(&spec, &net, e, self.now)
+        if self.watchdog.check(&spec, &net, e, self.now) {
+            self.watch_pending.push((e, self.now));
+            self.watch_at = self.watch_at.min(self.window_end(self.now));
+        }
     }
 
-    /// A pause just took effect and the watchdog looked (`found`: a new
-    /// deadlock): with `stop_on_deadlock` the run stops here.
-    pub(super) fn stop_if_deadlocked(&mut self, found: bool) {
-        if !(found && self.watchdog_spec.is_some_and(|w| w.stop_on_deadlock)) {
+    /// The cycle searches due by `due`, a window end (`Time::MAX`: all, at
+    /// the run's end). Returns when the first new deadlock was noticed.
+    pub(super) fn search_cycles(&mut self, due: Time) -> Option<Time> {
+        let spec = self.watchdog_spec?;
+        let mut found = None;
+        let mut pending = std::mem::take(&mut self.watch_pending);
+        pending.retain(|&(e, noticed)| {
+            if self.window_end(noticed) > due {
+                return true;
+            }
+            let net = NetView {
+                ports: &self.ports,
+                node_ports: &self.node_ports,
+                per_class: self.any_pfc,
+            };
+            if self.watchdog.search(&spec, &net, e, noticed) {
+                found = found.or(Some(noticed));
+            }
+            false
+        });
+        self.watch_at = pending
+            .iter()
+            .map(|&(_, noticed)| self.window_end(noticed))
+            .min()
+            .unwrap_or(Time::MAX);
+        self.watch_pending = pending;
+        found
+    }
+
+    /// The watchdog found a new deadlock, noticed at `noticed`: with
+    /// `stop_on_deadlock` the run stops at the end of that window.
+    pub(super) fn stop_if_deadlocked(&mut self, noticed: Time) {
+        if !self.watchdog_spec.is_some_and(|w| w.stop_on_deadlock) {
             return;
         }
         let d = self.watchdog.deadlocks.last().expect("just found");
@@ -211,6 +239,6 @@ impl Simulator {
         } else {
             format!("PAUSE deadlock: a cycle of {} paused ports", d.ports.len())
         };
-        self.stop.get_or_insert((self.now, reason));
+        self.stop.get_or_insert((noticed, reason));
     }
 }

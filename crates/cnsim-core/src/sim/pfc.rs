@@ -198,8 +198,7 @@ impl Simulator {
                         generation,
                     },
                 );
-                let found = self.watch_element(port * 8 + class as u32);
-                self.stop_if_deadlocked(found);
+                self.watch_element(port * 8 + class as u32);
             }
             Some(PauseEffect::Resume) => self.try_start(port),
             None => {}

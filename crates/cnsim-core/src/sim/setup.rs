@@ -310,6 +310,8 @@ impl Simulator {
             stop: None,
             window,
             halt: None,
+            watch_pending: Vec::new(),
+            watch_at: Time::MAX,
             checks: true,
             violation: None,
             rate_floor: invariants::rate_floor(sc),
