@@ -4,7 +4,7 @@
 //!
 //! `cargo bench -p cnsim-core --bench engine`
 
-use cnsim_core::engine::{EventClass, EventQueue};
+use cnsim_core::engine::{EventKey, EventQueue};
 use cnsim_core::units::Time;
 use cnsim_core::{RunOptions, Scenario};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
@@ -110,8 +110,8 @@ load = 1.0
 /// As large as the simulator's events (12 bytes).
 #[derive(Clone, Copy)]
 struct Ev(#[allow(dead_code)] [u32; 3]);
-impl EventClass for Ev {
-    fn class(&self) -> u8 {
+impl EventKey for Ev {
+    fn tie(&self, _time: Time) -> u64 {
         0
     }
 }

@@ -97,6 +97,37 @@ pub struct FlowCounters {
 }
 
 impl FlowCounters {
+    /// Add the counts another partition of a split run kept of the same
+    /// flow (deliveries happen in one of them, at the destination).
+    pub(crate) fn absorb(&mut self, o: &FlowCounters) {
+        if o.volume.delivered_frames > 0 {
+            if self.volume.delivered_frames == 0 {
+                self.first_delivery_ps = o.first_delivery_ps;
+                self.latency_min_ps = o.latency_min_ps;
+            }
+            self.first_delivery_ps = self.first_delivery_ps.min(o.first_delivery_ps);
+            self.last_delivery_ps = self.last_delivery_ps.max(o.last_delivery_ps);
+            self.latency_min_ps = self.latency_min_ps.min(o.latency_min_ps);
+            self.latency_max_ps = self.latency_max_ps.max(o.latency_max_ps);
+        }
+        self.volume.add(&o.volume);
+        self.latency_sum_ps += o.latency_sum_ps;
+        self.rl_installs += o.rl_installs;
+        self.probes_sent += o.probes_sent;
+        self.probe_replies += o.probe_replies;
+        self.segments_sent += o.segments_sent;
+        self.retransmissions += o.retransmissions;
+        self.fast_retransmits += o.fast_retransmits;
+        self.timeouts += o.timeouts;
+        self.segments_dropped += o.segments_dropped;
+        self.acks_dropped += o.acks_dropped;
+        self.ecn_reductions += o.ecn_reductions;
+        self.ce_received += o.ce_received;
+        self.go_backs += o.go_backs;
+        self.naks_sent += o.naks_sent;
+        self.cnps_sent += o.cnps_sent;
+    }
+
     #[inline]
     pub fn deliver(&mut self, now: Time, created: Time, bytes: u64) {
         let latency = (now - created).0;

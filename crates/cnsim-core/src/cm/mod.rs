@@ -35,6 +35,13 @@ pub enum Scheme {
     Dcqcn(dcqcn::Dcqcn),
 }
 
+impl Scheme {
+    /// Sources send probes (E2CM).
+    pub fn probes(&self) -> bool {
+        matches!(self, Scheme::Bcn(b) if b.probing())
+    }
+}
+
 /// A scheme timer, carried by the engine's `CmTimer` event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CmTimer {

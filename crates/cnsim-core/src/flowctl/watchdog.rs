@@ -62,6 +62,21 @@ impl Watchdog {
         }
     }
 
+    /// Take what another partition of a split run reported of `port`.
+    pub fn take_reported(&mut self, o: &Watchdog, port: usize) {
+        if let (Some(a), Some(b)) = (self.reported.get_mut(port), o.reported.get(port)) {
+            *a = *b;
+        }
+    }
+
+    /// Order the reports as one run gives them whichever way it was split:
+    /// by the time they were noticed.
+    pub fn sort(&mut self) {
+        self.long_pauses.sort_by_key(|l| (l.noticed, l.port));
+        self.deadlocks
+            .sort_by(|a, b| (a.noticed, &a.ports).cmp(&(b.noticed, &b.ports)));
+    }
+
     /// Check `port` at `now`: true if it has been paused for longer than
     /// the threshold in a pause episode not yet reported (now reported),
     /// whose cycle search (`search`) is then due.

@@ -67,6 +67,13 @@ impl BinnedSum {
         }
     }
 
+    /// Add another partition's sums (a split run).
+    pub fn absorb(&mut self, o: &BinnedSum) {
+        for (a, b) in self.data.iter_mut().zip(&o.data) {
+            *a += *b;
+        }
+    }
+
     #[inline]
     pub fn add(&mut self, row: usize, t: Time, v: u64) {
         let b = self.cursor.of(t.0);
@@ -117,6 +124,18 @@ impl BinnedLevel {
             area: vec![0.0; rows * n_bins],
             max: vec![0; rows * n_bins],
         }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Take `row` as another partition kept it (a split run).
+    pub fn take_row(&mut self, o: &BinnedLevel, row: usize) {
+        let bins = row * self.n_bins..(row + 1) * self.n_bins;
+        self.rows[row] = o.rows[row];
+        self.area[bins.clone()].copy_from_slice(&o.area[bins.clone()]);
+        self.max[bins.clone()].copy_from_slice(&o.max[bins]);
     }
 
     /// The level of `row` becomes `v` at time `t`.

@@ -38,6 +38,9 @@ pub struct Port {
     pub peer: u32,
     /// Its index among its node's ports (a shared buffer's numbering).
     pub local: u32,
+    /// In a split run: the peer is simulated by another partition, so what
+    /// this port sends it is a message (docs/parallel.md).
+    pub peer_remote: bool,
     pub rate: Rate,
     /// Picoseconds per byte at `rate` when that is a whole number (it is for
     /// every rate that divides 8 Tb/s, e.g. 10 Gb/s: 800 ps), else 0.
@@ -155,6 +158,7 @@ impl Port {
             node,
             peer,
             local: 0,
+            peer_remote: false,
             rate,
             ps_per_byte: if (8 * Time::PS_PER_S) % rate.0 == 0 {
                 8 * Time::PS_PER_S / rate.0

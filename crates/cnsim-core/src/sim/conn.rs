@@ -300,7 +300,6 @@ impl Simulator {
             c.naks_sent = self.conn_rx[f].naks_sent();
             c.ce_received = self.conn_rx[f].ce_segments();
             c.timeouts = st.timeouts;
-            c.volume.in_flight_bytes = c.volume.offered_bytes - c.volume.delivered_bytes;
         }
     }
 }

@@ -13,8 +13,11 @@ use crate::scenario::spec::Scenario;
 use crate::units::Time;
 
 impl Simulator {
-    pub(super) fn finish(mut self, sc: &Scenario, cost: RunCost) -> Result<RunResult, RunError> {
-        let end = self.end;
+    /// What this simulator still holds at the end goes into its flows'
+    /// counters: frames buffered or on their way, the transport's and the
+    /// scheme's counts. (A split run settles each partition, then adds
+    /// them up.)
+    pub(super) fn settle(&mut self) {
         // Frames still buffered or on their way at the end.
         let queued = self.ports.iter().flat_map(|p| p.queued());
         let limited = self.limiters.iter().flat_map(|rl| rl.queue.iter());
@@ -36,6 +39,18 @@ impl Simulator {
             (c.probes_sent, c.probe_replies) = self.scheme.probe_counts(f as u32);
             c.cnps_sent = self.scheme.cnps_sent(f as u32);
         }
+    }
+
+    /// Check the whole-run invariants and assemble the result.
+    pub(super) fn finish(mut self, sc: &Scenario, cost: RunCost) -> Result<RunResult, RunError> {
+        let end = self.end;
+        for f in 0..self.flow_conn.len() {
+            if self.flow_conn[f] {
+                let v = &mut self.flows[f].volume;
+                v.in_flight_bytes = v.offered_bytes - v.delivered_bytes;
+            }
+        }
+        self.sort_logs();
         self.check_conservation();
         if let Some(v) = &self.violation {
             return Err(RunError::Invariant(v.describe(sc, self.seed)));

@@ -43,6 +43,8 @@ mod finish;
 mod invariants;
 #[cfg(feature = "partition-stats")]
 pub mod partstats;
+pub mod partition;
+mod parallel;
 mod pause;
 mod pfc;
 mod setup;
@@ -83,6 +85,9 @@ pub struct RunOptions {
     pub max_wall: Option<std::time::Duration>,
     /// Skip the invariant checks (see `sim::invariants`).
     pub no_checks: bool,
+    /// Split the run into this many partitions (docs/parallel.md); 0 or 1
+    /// runs it whole. The results are the same either way.
+    pub threads: usize,
     /// Asked between events, about every 65,536 of them, whether to stop:
     /// `true` cancels the run (`RunError::Cancelled`). This is how a caller
     /// that runs the engine on its own thread still hears of a signal.
@@ -261,6 +266,8 @@ pub struct Simulator {
     workload: workload::WorkloadFlows,
     /// The process's resident memory when the set-up began.
     rss_at_start: Option<u64>,
+    /// In a split run: this partition and its outbox (`parallel`).
+    part: Option<Box<partition::Part>>,
     /// Partition statistics, when recorded (`partstats`).
     #[cfg(feature = "partition-stats")]
     pstats: Option<Box<partstats::Recorder>>,
@@ -300,6 +307,7 @@ impl Simulator {
         };
         #[cfg(feature = "partition-stats")]
         self.pstats_finish();
+        self.settle();
         self.finish(sc, cost)
     }
 
@@ -315,6 +323,9 @@ impl Simulator {
 
     fn start_sources(&mut self) {
         for s in 0..self.sources.len() {
+            if !self.owns(self.sources[s].host_node as usize) {
+                continue;
+            }
             if let Some(t) = self.sources[s].next_time(Time::ZERO) {
                 self.events
                     .schedule(t, Event::SourceFire { source: s as u32 });
@@ -345,8 +356,13 @@ impl Simulator {
                 #[cfg(feature = "partition-stats")]
                 self.pstats_after();
                 if self.n_events >= self.max_events {
-                    let reason = format!("stopped after {} events (max_events)", self.n_events);
-                    self.stop.get_or_insert((t, reason));
+                    // Reached, as a split run sees it, at the window's end.
+                    let reason = format!(
+                        "stopped at the end of the window of event {} (max_events)",
+                        self.max_events
+                    );
+                    let at = self.window_end(t).min(self.end);
+                    self.stop.get_or_insert((at, reason));
                 }
                 if self.watch_at < limit
                     || self.stop.is_some()
@@ -485,5 +501,12 @@ pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, RunError> {
         }
     }
     let seed = opts.seed.unwrap_or(sc.seed);
-    Simulator::new(sc, seed).run(sc, opts)
+    let sim = Simulator::new(sc, seed);
+    if opts.threads > 1 && sim.split_refusal().is_none() {
+        let part = partition::Partitioning::automatic(sc, opts.threads);
+        if part.len() > 1 {
+            return parallel::run_split(sc, opts, &part, sim);
+        }
+    }
+    sim.run(sc, opts)
 }

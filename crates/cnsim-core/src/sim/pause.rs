@@ -113,7 +113,8 @@ impl Simulator {
     pub(super) fn pause_sent(&mut self, port: u32, quanta: u16) {
         let (now, pi) = (self.now, port as usize);
         let peer = self.ports[pi].peer;
-        self.events.schedule(
+        self.schedule_at_peer(
+            pi,
             now + self.pause_to_peer[pi],
             Event::PauseRx { port: peer, quanta },
         );
@@ -191,7 +192,10 @@ impl Simulator {
         };
         if self.watchdog.check(&spec, &net, e, self.now) {
             self.watch_pending.push((e, self.now));
-            self.watch_at = self.watch_at.min(self.window_end(self.now));
+            // A split run searches at its barriers (`parallel`).
+            if self.part.is_none() {
+                self.watch_at = self.watch_at.min(self.window_end(self.now));
+            }
         }
     }
 

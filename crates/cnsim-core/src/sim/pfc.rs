@@ -123,7 +123,8 @@ impl Simulator {
         let at = now + self.pause_to_peer[pi];
         for class in classes(f.enable) {
             let quanta = f.quanta[class as usize];
-            self.events.schedule(
+            self.schedule_at_peer(
+                pi,
                 at,
                 Event::PfcRx {
                     port: peer,

@@ -310,6 +310,7 @@ impl Simulator {
             stop: None,
             window,
             halt: None,
+            part: None,
             watch_pending: Vec::new(),
             watch_at: Time::MAX,
             checks: true,

@@ -1,6 +1,7 @@
 //! Transmitters and links: starting and ending transmissions, handing
 //! frames to the link and to the receiving port.
 
+use super::partition::Message;
 use super::{event::Event, Role, Simulator};
 use crate::flowctl::pause::PAUSE_FRAME_BYTES;
 use crate::flowctl::pfc::PFC_FRAME_BYTES;
@@ -149,6 +150,14 @@ impl Simulator {
             #[cfg(feature = "partition-stats")]
             self.pstats_direct(node);
             self.deliver_udp(node, frame, at);
+            return;
+        }
+        if self.ports[pi].peer_remote {
+            self.send_to_partition(Message::Frame {
+                port: peer,
+                at,
+                frame,
+            });
             return;
         }
         self.ports[peer as usize].arriving.push_back(frame);

@@ -38,6 +38,31 @@ pub(super) struct WorkloadFlows {
 }
 
 impl WorkloadFlows {
+    /// Flows in all, and whether the run ends when they have finished.
+    pub(super) fn total(&self) -> usize {
+        self.size.len()
+    }
+
+    pub(super) fn until_finished(&self) -> bool {
+        self.until_finished
+    }
+
+    /// The latest finish, if any flow finished.
+    pub(super) fn last_finish(&self) -> Option<Time> {
+        self.finish.iter().flatten().max().copied()
+    }
+
+    /// Take the finishes another partition of a split run saw (at its
+    /// receivers).
+    pub(super) fn absorb(&mut self, o: &WorkloadFlows) {
+        for (a, b) in self.finish.iter_mut().zip(&o.finish) {
+            if b.is_some() {
+                *a = *b;
+            }
+        }
+        self.unfinished = self.finish.iter().filter(|f| f.is_none()).count() as u64;
+    }
+
     pub(super) fn new(sc: &Scenario, flows: &[FlowSpec]) -> WorkloadFlows {
         let first = flows
             .iter()
@@ -122,6 +147,12 @@ impl Simulator {
         self.flow_row.get(flow).map_or(flow, |&r| r as usize)
     }
 
+    /// Workload flows that have finished (in a split run: at this
+    /// partition's receivers).
+    pub(super) fn finished_flows(&self) -> u64 {
+        self.workload.size.len() as u64 - self.workload.unfinished
+    }
+
     /// Schedule each sending node's first workload flow start.
     pub(super) fn start_workloads(&mut self) {
         if self.workload.size.is_empty() {
@@ -132,6 +163,9 @@ impl Simulator {
         }
         let first = self.workload.first;
         for node in 0..self.workload.chain_next.len() {
+            if !self.owns(node) {
+                continue;
+            }
             if let Some(flow) = self.workload.next_of(node) {
                 let t = self.workload.start[(flow - first) as usize];
                 let node = node as u32;

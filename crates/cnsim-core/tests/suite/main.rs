@@ -20,6 +20,7 @@ mod model;
 mod pause_property;
 mod qcn;
 mod repeat;
+mod split;
 mod study_a;
 mod study_c;
 mod study_d;

@@ -1,0 +1,132 @@
+//! A split run (`RunOptions::threads`, docs/parallel.md) gives the one
+//! run's results bit for bit: the fingerprint, the event count, every
+//! counter, series and table, for any number of partitions.
+
+use crate::common::*;
+use cnsim_core::results::RunResult;
+use cnsim_core::RunOptions;
+
+fn run_split(sc: &cnsim_core::scenario::spec::Scenario, threads: usize) -> RunResult {
+    cnsim_core::run(
+        sc,
+        &RunOptions {
+            threads,
+            ..RunOptions::default()
+        },
+    )
+    .expect("run completes")
+}
+
+/// Everything a result holds but what the machine measured.
+fn outputs(r: &RunResult) -> String {
+    let mut summary = serde_json::to_value(&r.summary).unwrap();
+    let m = summary.as_object_mut().unwrap();
+    for k in [
+        "events_per_s",
+        "frame_hops_per_s",
+        "slowdown",
+        "wall_time_s",
+        "peak_memory_bytes",
+        "rss_growth_bytes",
+    ] {
+        m.remove(k);
+    }
+    format!(
+        "{summary}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+        r.flows, r.workload_flows, r.queues, r.series, r.pfc_events
+    )
+}
+
+fn assert_same_split(rel: &str, overrides: &[(&str, &str)], splits: &[usize]) {
+    let sc = load_file(rel, overrides);
+    let whole = run(&sc, None);
+    let want = outputs(&whole);
+    for &n in splits {
+        let got = outputs(&run_split(&sc, n));
+        if got != want {
+            let line = want
+                .lines()
+                .zip(got.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            let (a, b) = (want.lines().nth(line).unwrap_or(""), got.lines().nth(line).unwrap_or(""));
+            let at = a.chars().zip(b.chars()).position(|(x, y)| x != y).unwrap_or(0);
+            let from = at.saturating_sub(200);
+            panic!(
+                "{rel} in {n} partitions differs (part {line}):\n one: {}\n split: {}",
+                a.chars().skip(from).take(500).collect::<String>(),
+                b.chars().skip(from).take(500).collect::<String>()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_fat_tree_under_pause_and_qcn_splits_into_identical_results() {
+    assert_same_split(
+        "bench/fat_tree_k8.toml",
+        &[("params.k", "4"), ("params.half", "2"), ("duration", "2ms")],
+        &[2, 4],
+    );
+}
+
+#[test]
+fn every_shipped_scenario_splits_into_identical_results() {
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(repo_file("scenarios")).unwrap() {
+        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|e| e == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 20, "{files:?}");
+    for p in files {
+        let rel = p.strip_prefix(repo_file("")).unwrap().to_str().unwrap().to_string();
+        // Long enough for congestion, PAUSE or PFC and the schemes to act
+        // (some sources start at 5 ms).
+        // A scenario whose metrics need more keeps its own duration.
+        let short = [("duration".to_string(), "8ms".to_string())];
+        let sc = load_file(&rel, &[]);
+        let shorter = sc.duration > cnsim_core::units::Time::from_ms(8)
+            && cnsim_core::scenario::load_file(&p, &short).is_ok();
+        let ov: Vec<(&str, &str)> = if rel.contains("fct_fabric") {
+            // 320 hosts at 100 Gb/s: 0.2 ms of arrivals, until they finish.
+            vec![("workloads[web].stop", "200us"), ("workloads[incast].stop", "200us")]
+        } else if shorter {
+            vec![("duration", "8ms")]
+        } else {
+            vec![]
+        };
+        assert_same_split(&rel, &ov, &[2, 3]);
+    }
+}
+
+#[test]
+fn deadlocks_and_event_limits_stop_a_split_run_where_they_stop_one_run() {
+    for rel in [
+        "scenarios/deadlock/ring.toml",
+        "scenarios/pfc/deadlock_ring.toml",
+        "scenarios/pfc/deadlock_clos_bounce.toml",
+    ] {
+        let ov = [("watchdog.stop_on_deadlock", "true")];
+        let whole = run(&load_file(rel, &ov), None);
+        assert!(whole.summary.partial.is_some(), "{rel} deadlocks");
+        assert_same_split(rel, &ov, &[2, 3]);
+    }
+    let sc = load_file("bench/fat_tree_k8.toml", &[("params.k", "4"), ("params.half", "2")]);
+    let limited = |threads| {
+        let opts = RunOptions {
+            max_events: Some(123_457),
+            threads,
+            ..RunOptions::default()
+        };
+        outputs(&cnsim_core::run(&sc, &opts).unwrap())
+    };
+    let one = limited(1);
+    assert!(one.contains("max_events"));
+    assert_eq!(limited(2), one);
+    assert_eq!(limited(4), one);
+}
