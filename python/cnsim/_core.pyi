@@ -60,6 +60,7 @@ def run(
     max_events: int | None = None,
     max_wall_s: float | None = None,
     checks: bool = True,
+    threads: int = 0,
 ) -> dict[str, Any]:
     """Run a scenario. Returns ``summary`` (JSON text), ``bin_s``, ``n_bins``,
     ``flows`` and ``queues`` (the records as columns: one numpy array or list

@@ -45,6 +45,7 @@ def run(
     max_events: int | None = None,
     max_wall_s: float | None = None,
     checks: bool = True,
+    threads: int | None = None,
     **overrides: Any,
 ) -> Result:
     """Run one simulation and return its :class:`Result`.
@@ -74,6 +75,12 @@ def run(
         within buffers, PAUSE obeyed, in-order delivery, limiter rates); a
         violation raises :class:`cnsim.SimulationError` naming the invariant,
         time, node, port and seed. ``False`` skips them.
+    threads
+        Split the run over this many threads (the scenario's ``threads``
+        otherwise, 1 by default): its switches are divided into as many
+        partitions, synchronised once per window of the least
+        switch-to-switch delay (docs/parallel.md). The results are the same,
+        bit for bit, for any number.
     **overrides
         Top-level keys, e.g. ``duration="50ms"``; applied after ``set``.
 
@@ -88,6 +95,10 @@ def run(
         seed = _check_seed(seed)
     limits = _limits(max_events, max_wall_s)
     limits["checks"] = bool(checks)
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
+            raise ValueError(f"threads must be an integer from 1 to 256, got {threads!r}")
+        limits["threads"] = threads
     with reserve_result(out, force=force) if out is not None else contextlib.nullcontext() as slot:
         raw = _run_core(text, origin, pairs, fmt, seed, progress, limits)
         try:

@@ -110,15 +110,15 @@ def reset_peak_memory() -> None:
         pass
 
 
-def run_benchmark(b: Benchmark, quick: bool = False) -> dict[str, Any]:
-    """Run one benchmark; totals over its seeds."""
+def run_benchmark(b: Benchmark, quick: bool = False, threads: int = 1) -> dict[str, Any]:
+    """Run one benchmark, each run split over *threads*; totals over its seeds."""
     seeds, overrides = b.plan(quick)
     totals = {"wall_s": 0.0, "simulated_s": 0.0, "events": 0, "frame_hops": 0, "peak_memory_bytes": 0,
               "rss_growth_bytes": 0}
     started = time.perf_counter()
     for seed in range(1, seeds + 1):
         reset_peak_memory()
-        s = run(b.scenario, seed=seed, set=overrides).summary
+        s = run(b.scenario, seed=seed, set=overrides, threads=threads).summary
         totals["wall_s"] += s["wall_time_s"]
         totals["simulated_s"] += s["duration_s"]
         totals["events"] += s["events"]
@@ -132,6 +132,7 @@ def run_benchmark(b: Benchmark, quick: bool = False) -> dict[str, Any]:
         "scenario": str(b.scenario),
         "overrides": overrides,
         "runs": seeds,
+        "threads": threads,
         **totals,
         "events_per_s": totals["events"] / wall if wall > 0 else None,
         "frame_hops_per_s": totals["frame_hops"] / wall if wall > 0 else None,

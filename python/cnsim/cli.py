@@ -163,6 +163,9 @@ def cli() -> None:
 @click.option("--export", "export", type=click.Choice(["hpcc"]), default=None,
               help="Also write another simulator's output files into the result: hpcc writes fct.txt and "
               "pfc.txt in the HPCC ns-3 simulator's layouts (docs/hpcc.md).")
+@click.option("--threads", type=click.IntRange(1, 256), default=None,
+              help="Split the run over N threads (default: the scenario's 'threads', 1); the results "
+              "are the same for any N (docs/parallel.md).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 def run(
     file: str,
@@ -177,6 +180,7 @@ def run(
     no_checks: bool,
     fail_on_deadlock: bool,
     export: str | None,
+    threads: int | None,
     quiet: bool,
 ) -> int:
     """Run the scenario FILE and save its results."""
@@ -193,7 +197,7 @@ def run(
     # The destination is checked and claimed first: a long run is never thrown away at the end.
     with reserve_result(out, force=force) as slot:
         result = api.run(file, seed, set=overrides, progress=show_progress, max_events=max_events,
-                         max_wall_s=max_wall, checks=not no_checks)
+                         max_wall_s=max_wall, checks=not no_checks, threads=threads)
         if export == "hpcc":
             from .hpcc import ExportNodes, write_export
 
@@ -507,7 +511,10 @@ def reproduce(
 @click.option("--peers", is_flag=True, help="Then run the side-by-side comparison against ns-3 (bench/peers/ns3).")
 @click.option("--peer-seeds", type=click.IntRange(1), default=3, show_default=True,
               help="Seeds of the ns-3 comparison.")
-def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: bool, peer_seeds: int) -> int:
+@click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Split each run over N threads (docs/parallel.md).")
+def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: bool, peer_seeds: int,
+          threads: int) -> int:
     """Run the benchmark set (bench/benchmarks.toml), or the benchmarks whose name starts with one of NAMES."""
     from rich.console import Console
 
@@ -525,16 +532,17 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
         console.width = 120  # whole rows in logs and pipes
     info = benchmarks.machine()
     console.print(f"[bold]cnsim bench[/]{' --quick' if quick else ''}: {info['nproc']} cores, {info['cpu']}, "
-                  f"{info['build']}, engine {info['engine_id']}, one thread, checks on")
+                  f"{info['build']}, engine {info['engine_id']}, "
+                  f"{'one thread' if threads == 1 else f'{threads} threads'}, checks on")
     rows = []
     for b in chosen:
         with console.status(f"{b.name}: {b.about}"):
-            rows.append(benchmarks.run_benchmark(b, quick=quick))
+            rows.append(benchmarks.run_benchmark(b, quick=quick, threads=threads))
     console.print(bench_table(rows))
     peer_json = json_out.with_name(json_out.stem + "-ns3.json") if (json_out and peers) else None
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"machine": info, "quick": quick, "benchmarks": rows,
+        doc = {"machine": info, "quick": quick, "threads": threads, "benchmarks": rows,
                "peers": str(peer_json) if peer_json else None}
         json_out.write_text(json.dumps(doc, indent=1))
     if peers:

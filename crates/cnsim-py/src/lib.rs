@@ -295,7 +295,7 @@ series! {
 // The keyword arguments of the Python signature, one each.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml", seed = None, progress = None, max_events = None, max_wall_s = None, checks = true))]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), fmt = "toml", seed = None, progress = None, max_events = None, max_wall_s = None, checks = true, threads = 0))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -307,6 +307,7 @@ fn run<'py>(
     max_events: Option<u64>,
     max_wall_s: Option<f64>,
     checks: bool,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = load(text, origin, &overrides, fmt)?;
     let opts = RunOptions {
@@ -325,6 +326,7 @@ fn run<'py>(
             .transpose()?,
         no_checks: !checks,
         poll: None,
+        threads,
     };
     let mut result = run_interruptible(py, &sc, opts)?;
     // The per-flow and per-queue records go as columns, not in the summary.

@@ -22,6 +22,8 @@ pub(super) const DEFAULT_FRAME: u32 = 1500;
 const DEFAULT_BIN: Time = Time::from_us(100);
 /// Metrics bins a run may have (each is a row of every series).
 const MAX_BINS: u64 = 10_000_000;
+/// The most threads one run may be split over.
+const MAX_THREADS: u64 = 256;
 /// Smallest and largest frames accepted (Ethernet minimum to jumbo).
 pub(super) const FRAME_RANGE: (u64, u64) = (64, 9216);
 
@@ -302,6 +304,16 @@ impl<'a> Builder<'a> {
                 .map_or(1, |p| p.classes.unwrap_or(8)),
         )?;
         let seed = raw.seed.unwrap_or(1);
+        let threads = match raw.threads {
+            None => 1,
+            Some(n @ 1..=MAX_THREADS) => n as usize,
+            Some(n) => {
+                return Err(self.err(
+                    &root.key("threads"),
+                    format!("expected a number of threads from 1 to {MAX_THREADS}, found {n}"),
+                ))
+            }
+        };
         if let Some(n) = &raw.name {
             names::check(n).map_err(|m| self.err(&root.key("name"), m))?;
         }
@@ -315,6 +327,7 @@ impl<'a> Builder<'a> {
             name,
             duration,
             seed,
+            threads,
             bin,
             nodes,
             links,

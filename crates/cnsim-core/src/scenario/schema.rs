@@ -49,6 +49,9 @@ pub struct RawScenario {
     /// "duration" (default) or "flows_finished": end once every workload
     /// flow has finished, `duration` being the limit.
     pub until: Option<RawUntil>,
+    /// Threads one run may use: its switches are split into as many
+    /// partitions (docs/parallel.md). The results do not depend on it.
+    pub threads: Option<u64>,
     pub plot: Option<RawPlot>,
     pub sweep: Option<RawSweep>,
     /// Backward Congestion Notification: congestion points on switch output

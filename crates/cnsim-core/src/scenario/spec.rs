@@ -16,6 +16,10 @@ pub struct Scenario {
     pub name: String,
     pub duration: Time,
     pub seed: u64,
+    /// Threads the run may use (`threads`); not part of the model, so not
+    /// in the resolved scenario either.
+    #[serde(skip)]
+    pub threads: usize,
     pub bin: Time,
     pub nodes: Vec<NodeSpec>,
     pub links: Vec<LinkSpec>,

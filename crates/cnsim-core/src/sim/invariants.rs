@@ -71,6 +71,7 @@ impl Simulator {
         port: Option<u32>,
         detail: String,
     ) {
+        self.attention = true;
         if self.violation.is_none() {
             self.violation = Some(Violation {
                 invariant,

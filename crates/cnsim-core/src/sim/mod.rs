@@ -85,8 +85,9 @@ pub struct RunOptions {
     pub max_wall: Option<std::time::Duration>,
     /// Skip the invariant checks (see `sim::invariants`).
     pub no_checks: bool,
-    /// Split the run into this many partitions (docs/parallel.md); 0 or 1
-    /// runs it whole. The results are the same either way.
+    /// Split the run over this many threads (docs/parallel.md), in place
+    /// of the scenario's `threads`; 0: the scenario's. The results are the
+    /// same however many.
     pub threads: usize,
     /// Asked between events, about every 65,536 of them, whether to stop:
     /// `true` cancels the run (`RunError::Cancelled`). This is how a caller
@@ -196,6 +197,10 @@ pub struct Simulator {
     /// ends.
     watch_pending: Vec<(u32, Time)>,
     watch_at: Time,
+    /// Something the run loop must look at after this event: a violation,
+    /// a stop, the last workload flow's finish or a cycle search due.
+    /// (One flag tested per event instead of four.)
+    attention: bool,
     /// Where the results end when the run stopped before `end`: the end of
     /// the stop's window (or the instant a wall-time limit was hit).
     halt: Option<Time>,
@@ -363,18 +368,17 @@ impl Simulator {
                     );
                     let at = self.window_end(t).min(self.end);
                     self.stop.get_or_insert((at, reason));
+                    self.attention = true;
                 }
-                if self.watch_at < limit
-                    || self.stop.is_some()
-                    || self.violation.is_some()
-                    || self.workload.all_finished.is_some()
-                {
+                if self.attention {
                     if self.violation.is_some() {
                         return Ok(());
                     }
                     if self.stop.is_some() || self.workload.all_finished.is_some() {
                         bound = bound.min(self.window_end(t));
                         self.halt = Some(bound);
+                    } else {
+                        self.attention = false;
                     }
                     limit = bound.min(self.watch_at);
                 }
@@ -489,7 +493,8 @@ impl Simulator {
 /// Build and run a scenario.
 pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, RunError> {
     let estimate = budget::memory_estimate(sc);
-    if let Some(available) = budget::available_memory() {
+    let available = budget::available_memory();
+    if let Some(available) = available {
         if estimate > available {
             return Err(RunError::TooLarge {
                 estimate,
@@ -502,8 +507,13 @@ pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, RunError> {
     }
     let seed = opts.seed.unwrap_or(sc.seed);
     let sim = Simulator::new(sc, seed);
-    if opts.threads > 1 && sim.split_refusal().is_none() {
-        let part = partition::Partitioning::automatic(sc, opts.threads);
+    let mut threads = if opts.threads > 0 { opts.threads } else { sc.threads };
+    if let Some(available) = available {
+        // Each partition holds the whole run's state: as many as fit.
+        threads = threads.min((available / estimate.max(1)) as usize).max(1);
+    }
+    if threads > 1 && sim.split_refusal().is_none() {
+        let part = partition::Partitioning::automatic(sc, threads);
         if part.len() > 1 {
             return parallel::run_split(sc, opts, &part, sim);
         }

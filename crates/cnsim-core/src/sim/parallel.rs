@@ -23,8 +23,8 @@ use crate::flowctl::watchdog::PausedPorts;
 use crate::results::{RunCost, RunResult};
 use crate::scenario::spec::Scenario;
 use crate::units::Time;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 impl Simulator {
     /// Hand `msg` to another partition at the window's end.
@@ -215,8 +215,53 @@ impl Simulator {
     }
 }
 
-/// Run `sc` split into `partitioning`'s partitions, one after another in
-/// each window. The result is the one run's.
+/// A barrier that spins (a sleeping one costs about 14 µs a window here,
+/// a spinning one under 1 µs), and yields once it has waited long, so that
+/// more partitions than cores still progress.
+struct SpinBarrier {
+    n: usize,
+    count: AtomicUsize,
+    generation: AtomicUsize,
+    /// Spins before yielding: none when the threads outnumber the cores.
+    spins: u32,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> SpinBarrier {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        SpinBarrier {
+            n,
+            count: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            spins: if n <= cores { 1_000 } else { 0 },
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < self.spins {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// What the partitions do after a window: go on to the next, or stop.
+const GO_ON: u8 = 0;
+const STOP: u8 = 1;
+
+/// Run `sc` split into `partitioning`'s partitions, each on its own
+/// thread (this one runs the first). The result is the one run's.
 pub(super) fn run_split(
     sc: &Scenario,
     opts: &RunOptions,
@@ -227,107 +272,105 @@ pub(super) fn run_split(
     let seed = opts.seed.unwrap_or(sc.seed);
     let node_part: Arc<[u32]> = partitioning.node_part.clone().into();
     let n_parts = partitioning.len();
-    let mut first = Some(first);
-    let mut sims: Vec<Simulator> = (0..n_parts)
-        .map(|me| {
-            let mut s = first.take().unwrap_or_else(|| Simulator::new(sc, seed));
-            for p in 0..s.ports.len() {
-                let peer = s.ports[p].peer as usize;
-                s.ports[p].peer_remote =
-                    node_part[s.ports[p].node as usize] != node_part[s.ports[peer].node as usize];
-            }
-            s.part = Some(Box::new(Part {
-                me: me as u32,
-                node_part: node_part.clone(),
-                outbox: Vec::new(),
-            }));
-            s.checks = !opts.no_checks;
-            s
-        })
-        .collect();
-    let end = sims[0].end;
-    let w = sims[0].window.expect("a split run has links between switches");
-    let total_flows = sims[0].workload.total();
-    let until_finished = sims[0].workload.until_finished();
-    for s in &mut sims {
+    let end = first.end;
+    let w = first.window.expect("a split run has links between switches");
+    let prepare = |mut s: Simulator, me: usize| {
+        for p in 0..s.ports.len() {
+            let peer = s.ports[p].peer as usize;
+            s.ports[p].peer_remote =
+                node_part[s.ports[p].node as usize] != node_part[s.ports[peer].node as usize];
+        }
+        s.part = Some(Box::new(Part {
+            me: me as u32,
+            node_part: node_part.clone(),
+            outbox: Vec::new(),
+        }));
+        s.checks = !opts.no_checks;
         s.start_sources();
         s.start_workloads();
+        Mutex::new(s)
+    };
+    // Each partition's simulator, locked by its thread for a window and by
+    // the first thread between windows; and its inbox.
+    let sims: Vec<OnceLock<Mutex<Simulator>>> = (0..n_parts).map(|_| OnceLock::new()).collect();
+    let inboxes: Vec<Mutex<Vec<Message>>> = (0..n_parts).map(|_| Mutex::new(Vec::new())).collect();
+    let barrier = SpinBarrier::new(n_parts);
+    let decision = AtomicU8::new(GO_ON);
+    let window_end = AtomicU64::new(Time(w.0).min(end).0);
+    let failure: Mutex<Option<RunError>> = Mutex::new(None);
+    let _ = sims[0].set(prepare(first, 0));
+
+    // One partition's part of every window: its events, then its messages
+    // to the others' inboxes; after the barrier (and the first thread's
+    // decision), what others sent it.
+    let work = |me: usize| {
+        let mut outgoing: Vec<Vec<Message>> = (0..n_parts).map(|_| Vec::new()).collect();
+        loop {
+            let wend = Time(window_end.load(Ordering::Acquire));
+            {
+                let mut s = sims[me].get().expect("built").lock().expect("not poisoned");
+                if let Err(e) = s.run_until(wend, None) {
+                    failure.lock().expect("not poisoned").get_or_insert(e);
+                }
+                let outbox = std::mem::take(&mut s.part.as_mut().expect("a partition").outbox);
+                for msg in outbox {
+                    let owner = node_part[s.ports[msg.port() as usize].node as usize];
+                    outgoing[owner as usize].push(msg);
+                }
+            }
+            for (to, msgs) in outgoing.iter_mut().enumerate() {
+                if !msgs.is_empty() {
+                    inboxes[to].lock().expect("not poisoned").append(msgs);
+                }
+            }
+            barrier.wait();
+            if me == 0 {
+                let go_on = decide(sc, opts, &sims, &node_part, wend, end, seed, started, &failure);
+                if go_on {
+                    window_end.store(Time(wend.0 + w.0).min(end).0, Ordering::Release);
+                }
+                decision.store(if go_on { GO_ON } else { STOP }, Ordering::Release);
+            }
+            barrier.wait();
+            if decision.load(Ordering::Acquire) == STOP {
+                return;
+            }
+            let inbox = std::mem::take(&mut *inboxes[me].lock().expect("not poisoned"));
+            let mut s = sims[me].get().expect("built").lock().expect("not poisoned");
+            for msg in inbox {
+                s.receive(msg);
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for me in 1..n_parts {
+            let (sims, prepare, work) = (&sims, &prepare, &work);
+            scope.spawn(move || {
+                let _ = sims[me].set(prepare(Simulator::new(sc, seed), me));
+                work(me);
+            });
+        }
+        // The others build theirs while this one waits at the first barrier.
+        work(0);
+    });
+    if let Some(e) = failure.into_inner().expect("not poisoned") {
+        return Err(e);
     }
-    let max_events = opts.max_events.unwrap_or(u64::MAX);
-    let mut t = Time::ZERO;
-    loop {
-        let wend = Time((t.0 / w.0 + 1) * w.0).min(end);
-        for s in &mut sims {
-            s.run_until(wend, None)?;
-            if let Some(v) = &s.violation {
-                return Err(RunError::Invariant(v.describe(sc, seed)));
-            }
+    // What crossed in the last window is still on its links.
+    let mut sims: Vec<Simulator> = sims
+        .into_iter()
+        .map(|s| s.into_inner().expect("built").into_inner().expect("not poisoned"))
+        .collect();
+    for (s, inbox) in sims.iter_mut().zip(inboxes) {
+        for msg in inbox.into_inner().expect("not poisoned") {
+            s.receive(msg);
         }
-        // Hand over what crossed.
-        for i in 0..n_parts {
-            let outbox = std::mem::take(&mut sims[i].part.as_mut().expect("a partition").outbox);
-            for msg in outbox {
-                let owner = node_part[sims[0].ports[msg.port() as usize].node as usize];
-                sims[owner as usize].receive(msg);
-            }
-        }
-        search_cycles(&mut sims, &node_part);
-        // The run's own stops, over all partitions.
-        let events: u64 = sims.iter().map(|s| s.n_events).sum();
-        if events >= max_events {
-            let reason = format!("stopped at the end of the window of event {max_events} (max_events)");
-            sims[0].stop.get_or_insert((wend, reason));
-        }
-        if until_finished && total_flows > 0 {
-            let finished: u64 = sims.iter().map(|s| s.finished_flows()).sum();
-            if finished == total_flows as u64 {
-                let last = sims
-                    .iter()
-                    .filter_map(|s| s.workload.last_finish())
-                    .max()
-                    .unwrap_or(Time::ZERO);
-                sims[0].workload.all_finished = Some(last);
-            }
-        }
-        if sims.iter().any(|s| s.halt.is_some() || s.stop.is_some())
-            || sims[0].workload.all_finished.is_some()
-        {
-            sims[0].halt = Some(wend);
-            break;
-        }
-        if let Some(p) = &opts.progress {
-            p.sim_time_ps.store(wend.0, Ordering::Relaxed);
-            p.events.store(events, Ordering::Relaxed);
-            if p.cancel.load(Ordering::Relaxed) {
-                return Err(RunError::Cancelled(wend));
-            }
-        }
-        if opts.poll.as_ref().is_some_and(|poll| poll()) {
-            return Err(RunError::Cancelled(wend));
-        }
-        if opts.max_wall.is_some_and(|limit| started.elapsed() >= limit) {
-            let reason = format!(
-                "stopped after {:.1} s of wall time (max_wall)",
-                opts.max_wall.unwrap_or_default().as_secs_f64()
-            );
-            sims[0].stop = Some((wend, reason));
-            sims[0].halt = Some(wend);
-            break;
-        }
-        if wend >= end {
-            break;
-        }
-        t = wend;
     }
     let mut sims = sims.into_iter();
     let mut first = sims.next().expect("one partition at least");
     first.settle();
     for mut s in sims {
         s.settle();
-        // A stop or a finish found by another partition.
-        if first.stop.is_none() {
-            first.stop = s.stop.take();
-        }
         first.absorb(s);
     }
     first.part = None;
@@ -344,10 +387,101 @@ pub(super) fn run_split(
     first.finish(sc, cost)
 }
 
+/// Between two windows, with every partition waiting: the run's own stops
+/// over all partitions, the watchdog's cycle searches, the caller's limits.
+/// True to go on to the next window. A stop is written to the first
+/// partition (`stop`, `halt`), an error to `failure`.
+#[allow(clippy::too_many_arguments)]
+fn decide(
+    sc: &Scenario,
+    opts: &RunOptions,
+    sims: &[OnceLock<Mutex<Simulator>>],
+    node_part: &[u32],
+    wend: Time,
+    end: Time,
+    seed: u64,
+    started: std::time::Instant,
+    failure: &Mutex<Option<RunError>>,
+) -> bool {
+    let mut guards: Vec<_> = sims
+        .iter()
+        .map(|s| s.get().expect("built").lock().expect("not poisoned"))
+        .collect();
+    let mut sims: Vec<&mut Simulator> = guards.iter_mut().map(|g| &mut **g).collect();
+    if failure.lock().expect("not poisoned").is_some() {
+        return false;
+    }
+    if let Some(s) = sims.iter().find(|s| s.violation.is_some()) {
+        let v = s.violation.as_ref().expect("found");
+        let e = RunError::Invariant(v.describe(sc, seed));
+        failure.lock().expect("not poisoned").get_or_insert(e);
+        return false;
+    }
+    search_cycles(&mut sims, node_part);
+    let events: u64 = sims.iter().map(|s| s.n_events).sum();
+    if events >= opts.max_events.unwrap_or(u64::MAX) {
+        let reason = format!(
+            "stopped at the end of the window of event {} (max_events)",
+            opts.max_events.unwrap_or(u64::MAX)
+        );
+        sims[0].stop.get_or_insert((wend, reason));
+    }
+    let total_flows = sims[0].workload.total();
+    if sims[0].workload.until_finished() && total_flows > 0 {
+        let finished: u64 = sims.iter().map(|s| s.finished_flows()).sum();
+        if finished == total_flows as u64 {
+            let last = sims
+                .iter()
+                .filter_map(|s| s.workload.last_finish())
+                .max()
+                .unwrap_or(Time::ZERO);
+            sims[0].workload.all_finished = Some(last);
+        }
+    }
+    if let Some(limit) = opts.max_wall.filter(|&l| started.elapsed() >= l) {
+        let reason = format!(
+            "stopped after {:.1} s of wall time (max_wall)",
+            limit.as_secs_f64()
+        );
+        sims[0].stop = Some((wend, reason));
+    }
+    // A stop or a finish that one partition found alone.
+    for i in 1..sims.len() {
+        if sims[0].stop.is_none() {
+            sims[0].stop = sims[i].stop.take();
+        }
+    }
+    if sims.iter().any(|s| s.halt.is_some() || s.stop.is_some())
+        || sims[0].workload.all_finished.is_some()
+    {
+        sims[0].halt = Some(wend);
+        return false;
+    }
+    if let Some(p) = &opts.progress {
+        p.sim_time_ps.store(wend.0, Ordering::Relaxed);
+        p.events.store(events, Ordering::Relaxed);
+        if p.cancel.load(Ordering::Relaxed) {
+            failure
+                .lock()
+                .expect("not poisoned")
+                .get_or_insert(RunError::Cancelled(wend));
+            return false;
+        }
+    }
+    if opts.poll.as_ref().is_some_and(|poll| poll()) {
+        failure
+            .lock()
+            .expect("not poisoned")
+            .get_or_insert(RunError::Cancelled(wend));
+        return false;
+    }
+    wend < end
+}
+
 /// The watchdog's cycle searches due at this window's end, in the order
 /// one run makes them (by the time each long pause was noticed), over
 /// every partition's ports; the deadlocks go to the first partition.
-fn search_cycles(sims: &mut [Simulator], node_part: &[u32]) {
+fn search_cycles(sims: &mut [&mut Simulator], node_part: &[u32]) {
     let mut due: Vec<(Time, u32)> = Vec::new();
     for s in sims.iter_mut() {
         due.extend(s.watch_pending.drain(..).map(|(e, noticed)| (noticed, e)));

@@ -195,6 +195,7 @@ impl Simulator {
             // A split run searches at its barriers (`parallel`).
             if self.part.is_none() {
                 self.watch_at = self.watch_at.min(self.window_end(self.now));
+                self.attention = true;
             }
         }
     }

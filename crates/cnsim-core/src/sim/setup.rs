@@ -313,6 +313,7 @@ impl Simulator {
             part: None,
             watch_pending: Vec::new(),
             watch_at: Time::MAX,
+            attention: false,
             checks: true,
             violation: None,
             rate_floor: invariants::rate_floor(sc),

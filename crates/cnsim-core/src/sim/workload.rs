@@ -158,6 +158,7 @@ impl Simulator {
         if self.workload.size.is_empty() {
             if self.workload.until_finished {
                 self.workload.all_finished = Some(Time::ZERO);
+                self.attention = true;
             }
             return;
         }
@@ -203,6 +204,7 @@ impl Simulator {
             w.unfinished -= 1;
             if w.unfinished == 0 && w.until_finished {
                 w.all_finished = Some(self.now);
+                self.attention = true;
             }
         }
     }

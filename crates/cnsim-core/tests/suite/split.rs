@@ -5,6 +5,7 @@
 use crate::common::*;
 use cnsim_core::results::RunResult;
 use cnsim_core::RunOptions;
+use proptest::prelude::*;
 
 fn run_split(sc: &cnsim_core::scenario::spec::Scenario, threads: usize) -> RunResult {
     cnsim_core::run(
@@ -129,4 +130,95 @@ fn deadlocks_and_event_limits_stop_a_split_run_where_they_stop_one_run() {
     assert!(one.contains("max_events"));
     assert_eq!(limited(2), one);
     assert_eq!(limited(4), one);
+}
+
+/// A random network: switches in a chain (or a ring), links of their own
+/// delays, hosts sending UDP or TCP to others, under one of drop tail,
+/// PAUSE, PAUSE + QCN or PFC with ECN marking (DCTCP).
+#[derive(Debug, Clone)]
+struct Net {
+    delays_ns: Vec<u64>,
+    ring: bool,
+    latency_ns: u64,
+    hosts: Vec<(usize, usize, f64, bool)>,
+    flavour: u8,
+}
+
+impl Net {
+    fn toml(&self) -> String {
+        let n_sw = self.delays_ns.len() + 1;
+        let mut t = format!(
+            "duration = \"2ms\"\nbin = \"500us\"\n[defaults.switch]\nlatency = \"{}ns\"\nresponse_time = \"1us\"\nbuffer = \"150KB\"\n",
+            self.latency_ns
+        );
+        t += match self.flavour {
+            0 => "",
+            1 | 2 => "pause = { mode = \"global\", xoff = \"90KB\", xon = \"80KB\", refresh = true }\n",
+            _ => "pfc = { classes = [0], xoff = \"60KB\", xon = \"50KB\" }\necn = { rule = \"step\", k = \"30KB\" }\n",
+        };
+        t += "[defaults.host]\negress = \"150KB\"\nresponse_time = \"1us\"\n";
+        if self.flavour == 2 {
+            t += "[qcn]\nqeq = \"26KB\"\nw = 2.0\nsample_interval = \"150KB\"\nmin_rate = \"10Mbps\"\nrl_queue = \"150KB\"\n";
+        }
+        if self.flavour == 3 {
+            t += "[tcp]\necn = \"dctcp\"\n";
+        }
+        for s in 0..n_sw {
+            t += &format!("[[switches]]\nname = \"S{s}\"\n");
+        }
+        for (s, d) in self.delays_ns.iter().enumerate() {
+            t += &format!("[[links]]\nbetween = [\"S{s}\", \"S{}\"]\ndelay = \"{d}ns\"\n", s + 1);
+        }
+        if self.ring && n_sw > 2 {
+            t += &format!("[[links]]\nbetween = [\"S{}\", \"S0\"]\ndelay = \"700ns\"\n", n_sw - 1);
+        }
+        let n = self.hosts.len();
+        for (i, &(sw, dst, load, tcp)) in self.hosts.iter().enumerate() {
+            t += &format!(
+                "[[hosts]]\nname = \"H{i}\"\n[[links]]\nbetween = [\"H{i}\", \"S{}\"]\ndelay = \"300ns\"\n",
+                sw % n_sw
+            );
+            let dst = if dst % n == i { (i + 1) % n } else { dst % n };
+            let transport = if tcp || self.flavour == 3 { "tcp" } else { "udp" };
+            t += &format!(
+                "[[sources]]\nhost = \"H{i}\"\nto = \"H{dst}\"\nload = {load}\ntransport = \"{transport}\"\n"
+            );
+        }
+        t
+    }
+}
+
+fn nets() -> impl Strategy<Value = Net> {
+    (
+        prop::collection::vec(100u64..3000, 1..=4),
+        any::<bool>(),
+        0u64..1500,
+        prop::collection::vec((0usize..5, 0usize..8, 0.2f64..1.0, any::<bool>()), 3..=8),
+        0u8..4,
+    )
+        .prop_map(|(delays_ns, ring, latency_ns, hosts, flavour)| Net {
+            delays_ns,
+            ring,
+            latency_ns,
+            hosts: hosts
+                .into_iter()
+                .map(|(s, d, l, tcp)| (s, d, (l * 100.0).round() / 100.0, tcp))
+                .collect(),
+            flavour,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_networks_split_into_identical_results(net in nets()) {
+        let text = net.toml();
+        let sc = load_str(&text);
+        let want = outputs(&run(&sc, Some(5)));
+        for threads in [2, 3] {
+            let got = outputs(&cnsim_core::run(&sc, &RunOptions { seed: Some(5), threads, ..RunOptions::default() }).unwrap());
+            prop_assert!(got == want, "{threads} partitions differ; scenario:\n{text}");
+        }
+    }
 }
