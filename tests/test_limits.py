@@ -15,9 +15,12 @@ RING = SCENARIOS / "deadlock" / "ring.toml"
 
 def test_an_event_limit_gives_a_result_marked_partial(tmp_path):
     r = cnsim.run(NO_CM, max_events=20_000)
-    assert r.summary["events"] == 20_000
+    # The run finishes the window (1.5 us here) of its 20,000th event.
+    assert 20_000 <= r.summary["events"] < 20_500
     assert r.partial is not None and "max_events" in r.partial["reason"]
     assert 0 < r.partial["at_s"] < r.duration_s
+    assert r.partial["reached_s"] == r.partial["at_s"]
+    assert round(r.partial["at_s"] / r.summary["window_s"], 6).is_integer()
     r.save(tmp_path / "r")
     saved = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert saved["partial"] == r.partial
@@ -50,7 +53,7 @@ def test_the_cli_warns_about_a_deadlock_and_a_partial_result(cli, tmp_path):
     summary = json.loads((tmp_path / "ring" / "summary.json").read_text())
     assert summary["watchdog"]["deadlocks"][0]["queues"][0] == "R1->R2"
     res = cli("run", str(NO_CM), "--out", str(tmp_path / "n"), "--max-events", "1000", "-q")
-    assert res.code == 0 and "PARTIAL RESULT: stopped after 1000 events" in res.output
+    assert res.code == 0 and "PARTIAL RESULT: stopped at the end of the window of event 1000" in res.output
 
 
 def test_fail_on_deadlock_exits_4_with_the_result_saved(cli, tmp_path):
@@ -97,3 +100,33 @@ def test_invariant_checks_do_not_change_results():
     without = cnsim.run(NO_CM, set={"duration": "10ms"}, checks=False)
     assert with_checks.equals(without)
     assert with_checks.summary["fingerprint"] == without.summary["fingerprint"]
+
+
+def test_a_run_on_several_threads_gives_the_same_result(cli, tmp_path):
+    fat_tree = SCENARIOS.parent / "bench" / "fat_tree_k8.toml"
+    small = {"params.k": 4, "params.half": 2, "duration": "2ms"}
+    one = cnsim.run(fat_tree, set=small)
+    two = cnsim.run(fat_tree, set=small, threads=2)
+    assert one.equals(two)
+    assert one.summary["fingerprint"] == two.summary["fingerprint"]
+    assert one.summary["events"] == two.summary["events"]
+    # The scenario's own `threads`, and the command line's.
+    assert cnsim.run(fat_tree, set={**small, "threads": 3}).equals(one)
+    res = cli("run", str(fat_tree), "--out", str(tmp_path / "t"), "--threads", "2", "-q",
+              *[a for k, v in small.items() for a in ("--set", f"{k}={v}")])
+    assert res.code == 0, res.output
+    saved = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert saved["fingerprint"] == one.summary["fingerprint"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2", 257])
+def test_bad_thread_counts_are_refused(bad):
+    with pytest.raises(ValueError, match="threads"):
+        cnsim.run(NO_CM, threads=bad)
+
+
+def test_a_bad_threads_key_names_its_line(write_scenario):
+    text = NO_CM.read_text().replace('duration = "100ms"', 'duration = "100ms"\nthreads = 0', 1)
+    assert "threads = 0" in text
+    with pytest.raises(cnsim.ScenarioError, match=r"threads: expected a number of threads from 1 to 256, found 0"):
+        cnsim.run(write_scenario(text))

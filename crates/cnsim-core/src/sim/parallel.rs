@@ -73,9 +73,10 @@ impl Simulator {
         let me = o.part.as_ref().expect("a partition").me;
         let node_part = o.part.as_ref().expect("a partition").node_part.clone();
         let owns_node = |n: usize| node_part[n] == me;
-        let owns_port = |ports: &[crate::net::port::Port], p: usize| owns_node(ports[p].node as usize);
-        let port_owned: Vec<bool> = (0..self.ports.len())
-            .map(|p| owns_port(&self.ports, p))
+        let port_owned: Vec<bool> = self
+            .ports
+            .iter()
+            .map(|p| owns_node(p.node as usize))
             .collect();
         let flow_src_owned: Vec<bool> = self
             .flow_src_node
