@@ -297,7 +297,10 @@ flows = [
     assert_eq!(r.total_events(), result.summary.events);
     assert_eq!(result.workload_flows.len(), 3);
     assert!(
-        result.workload_flows.iter().all(|f| f.record.finish.is_some()),
+        result
+            .workload_flows
+            .iter()
+            .all(|f| f.record.finish.is_some()),
         "all three finish"
     );
 }

@@ -140,7 +140,11 @@ impl<E: EventKey + Copy> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         let tie = event.tie(time);
-        debug_assert_eq!(tie & SEQ_MASK, 0, "an event's tie key leaves the low bits free");
+        debug_assert_eq!(
+            tie & SEQ_MASK,
+            0,
+            "an event's tie key leaves the low bits free"
+        );
         let entry = Entry {
             time,
             order: tie | (seq & SEQ_MASK),

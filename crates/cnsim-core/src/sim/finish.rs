@@ -138,7 +138,10 @@ impl Simulator {
             };
             (totals, events)
         });
-        let stop = self.stop.take().map(|(reached, reason)| (reached, self.end, reason));
+        let stop = self
+            .stop
+            .take()
+            .map(|(reached, reason)| (reached, self.end, reason));
         let stability = self.stability.take();
         let window = self.window.filter(|w| w.0 > 0);
         let flows = std::mem::take(&mut self.flows);

@@ -41,10 +41,10 @@ mod conn;
 mod event;
 mod finish;
 mod invariants;
+mod parallel;
+pub mod partition;
 #[cfg(feature = "partition-stats")]
 pub mod partstats;
-pub mod partition;
-mod parallel;
 mod pause;
 mod pfc;
 mod setup;
@@ -507,7 +507,11 @@ pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, RunError> {
     }
     let seed = opts.seed.unwrap_or(sc.seed);
     let sim = Simulator::new(sc, seed);
-    let mut threads = if opts.threads > 0 { opts.threads } else { sc.threads };
+    let mut threads = if opts.threads > 0 {
+        opts.threads
+    } else {
+        sc.threads
+    };
     if let Some(available) = available {
         // Each partition holds the whole run's state: as many as fit.
         threads = threads.min((available / estimate.max(1)) as usize).max(1);

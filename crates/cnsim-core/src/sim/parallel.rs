@@ -51,9 +51,7 @@ impl Simulator {
     /// run is split.
     #[inline]
     pub(super) fn owns(&self, node: usize) -> bool {
-        self.part
-            .as_ref()
-            .is_none_or(|p| p.node_part[node] == p.me)
+        self.part.as_ref().is_none_or(|p| p.node_part[node] == p.me)
     }
 
     /// A message from another partition takes effect here.
@@ -104,7 +102,9 @@ impl Simulator {
         self.fingerprint = self.fingerprint.wrapping_add(o.fingerprint);
         self.pfc_events.append(&mut o.pfc_events);
         self.pfc_events_omitted += o.pfc_events_omitted;
-        self.watchdog.long_pauses.append(&mut o.watchdog.long_pauses);
+        self.watchdog
+            .long_pauses
+            .append(&mut o.watchdog.long_pauses);
 
         // Per port and per node: the owner's.
         for p in (0..self.ports.len()).filter(|&p| port_owned[p]) {
@@ -274,7 +274,9 @@ pub(super) fn run_split(
     let node_part: Arc<[u32]> = partitioning.node_part.clone().into();
     let n_parts = partitioning.len();
     let end = first.end;
-    let w = first.window.expect("a split run has links between switches");
+    let w = first
+        .window
+        .expect("a split run has links between switches");
     let prepare = |mut s: Simulator, me: usize| {
         for p in 0..s.ports.len() {
             let peer = s.ports[p].peer as usize;
@@ -326,7 +328,9 @@ pub(super) fn run_split(
             }
             barrier.wait();
             if me == 0 {
-                let go_on = decide(sc, opts, &sims, &node_part, wend, end, seed, started, &failure);
+                let go_on = decide(
+                    sc, opts, &sims, &node_part, wend, end, seed, started, &failure,
+                );
                 if go_on {
                     window_end.store(Time(wend.0 + w.0).min(end).0, Ordering::Release);
                 }
@@ -360,7 +364,12 @@ pub(super) fn run_split(
     // What crossed in the last window is still on its links.
     let mut sims: Vec<Simulator> = sims
         .into_iter()
-        .map(|s| s.into_inner().expect("built").into_inner().expect("not poisoned"))
+        .map(|s| {
+            s.into_inner()
+                .expect("built")
+                .into_inner()
+                .expect("not poisoned")
+        })
         .collect();
     for (s, inbox) in sims.iter_mut().zip(inboxes) {
         for msg in inbox.into_inner().expect("not poisoned") {

@@ -157,7 +157,6 @@ impl Partitioning {
     }
 }
 
-
 impl Partitioning {
     /// Up to `parts` partitions chosen for locality: a generated fat tree by
     /// pods (cores spread over them), pods grouped into `parts`; any other
@@ -257,10 +256,13 @@ impl Message {
         match self {
             Message::Frame { port, .. } => *port,
             Message::Event {
-                event: super::event::Event::PauseRx { port, .. } | super::event::Event::PfcRx { port, .. },
+                event:
+                    super::event::Event::PauseRx { port, .. } | super::event::Event::PfcRx { port, .. },
                 ..
             } => *port,
-            Message::Event { .. } => unreachable!("only PAUSE and PFC frames cross without a link's frame"),
+            Message::Event { .. } => {
+                unreachable!("only PAUSE and PFC frames cross without a link's frame")
+            }
         }
     }
 }

@@ -137,7 +137,6 @@ impl WorkloadFlows {
             })
             .collect()
     }
-
 }
 
 impl Simulator {

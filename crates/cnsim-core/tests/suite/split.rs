@@ -50,8 +50,15 @@ fn assert_same_split(rel: &str, overrides: &[(&str, &str)], splits: &[usize]) {
                 .zip(got.lines())
                 .position(|(a, b)| a != b)
                 .unwrap_or(0);
-            let (a, b) = (want.lines().nth(line).unwrap_or(""), got.lines().nth(line).unwrap_or(""));
-            let at = a.chars().zip(b.chars()).position(|(x, y)| x != y).unwrap_or(0);
+            let (a, b) = (
+                want.lines().nth(line).unwrap_or(""),
+                got.lines().nth(line).unwrap_or(""),
+            );
+            let at = a
+                .chars()
+                .zip(b.chars())
+                .position(|(x, y)| x != y)
+                .unwrap_or(0);
             let from = at.saturating_sub(200);
             panic!(
                 "{rel} in {n} partitions differs (part {line}):\n one: {}\n split: {}",
@@ -85,7 +92,12 @@ fn every_shipped_scenario_splits_into_identical_results() {
     files.sort();
     assert!(files.len() >= 20, "{files:?}");
     for p in files {
-        let rel = p.strip_prefix(repo_file("")).unwrap().to_str().unwrap().to_string();
+        let rel = p
+            .strip_prefix(repo_file(""))
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
         // Long enough for congestion, PAUSE or PFC and the schemes to act
         // (some sources start at 5 ms).
         // A scenario whose metrics need more keeps its own duration.
@@ -95,7 +107,10 @@ fn every_shipped_scenario_splits_into_identical_results() {
             && cnsim_core::scenario::load_file(&p, &short).is_ok();
         let ov: Vec<(&str, &str)> = if rel.contains("fct_fabric") {
             // 320 hosts at 100 Gb/s: 0.2 ms of arrivals, until they finish.
-            vec![("workloads[web].stop", "200us"), ("workloads[incast].stop", "200us")]
+            vec![
+                ("workloads[web].stop", "200us"),
+                ("workloads[incast].stop", "200us"),
+            ]
         } else if shorter {
             vec![("duration", "8ms")]
         } else {
@@ -117,7 +132,10 @@ fn deadlocks_and_event_limits_stop_a_split_run_where_they_stop_one_run() {
         assert!(whole.summary.partial.is_some(), "{rel} deadlocks");
         assert_same_split(rel, &ov, &[2, 3]);
     }
-    let sc = load_file("bench/fat_tree_k8.toml", &[("params.k", "4"), ("params.half", "2")]);
+    let sc = load_file(
+        "bench/fat_tree_k8.toml",
+        &[("params.k", "4"), ("params.half", "2")],
+    );
     let limited = |threads| {
         let opts = RunOptions {
             max_events: Some(123_457),
@@ -167,10 +185,16 @@ impl Net {
             t += &format!("[[switches]]\nname = \"S{s}\"\n");
         }
         for (s, d) in self.delays_ns.iter().enumerate() {
-            t += &format!("[[links]]\nbetween = [\"S{s}\", \"S{}\"]\ndelay = \"{d}ns\"\n", s + 1);
+            t += &format!(
+                "[[links]]\nbetween = [\"S{s}\", \"S{}\"]\ndelay = \"{d}ns\"\n",
+                s + 1
+            );
         }
         if self.ring && n_sw > 2 {
-            t += &format!("[[links]]\nbetween = [\"S{}\", \"S0\"]\ndelay = \"700ns\"\n", n_sw - 1);
+            t += &format!(
+                "[[links]]\nbetween = [\"S{}\", \"S0\"]\ndelay = \"700ns\"\n",
+                n_sw - 1
+            );
         }
         let n = self.hosts.len();
         for (i, &(sw, dst, load, tcp)) in self.hosts.iter().enumerate() {
@@ -179,7 +203,11 @@ impl Net {
                 sw % n_sw
             );
             let dst = if dst % n == i { (i + 1) % n } else { dst % n };
-            let transport = if tcp || self.flavour == 3 { "tcp" } else { "udp" };
+            let transport = if tcp || self.flavour == 3 {
+                "tcp"
+            } else {
+                "udp"
+            };
             t += &format!(
                 "[[sources]]\nhost = \"H{i}\"\nto = \"H{dst}\"\nload = {load}\ntransport = \"{transport}\"\n"
             );
