@@ -60,7 +60,8 @@ queues' ``tx_bytes`` / 1500.
 
 The ns-3 build is the PyPI wheel: its libraries have logging and asserts
 compiled in (an upstream optimized build runs the same program faster).
-cnsim runs with its default invariant checks on.
+cnsim runs with its default invariant checks on, on one thread unless
+``--threads N`` is given.
 
 Exit status: 0 the engines agree; 1 they disagree (or a run's outputs change
 between repeats); 2 setup or a run failed.
@@ -78,6 +79,7 @@ between repeats); 2 setup or a run failed.
       "absolute_slack": {"<field>": n, ...},# also accepted: |difference| <= n
       "limits": {"<check>": f, ...},        # fat_tree: {"link_z_rms": 2.0}
       "ns3":   {"version": "3.44", "build": "...", "binary": "..."},
+      "cnsim_threads": N,                   # --threads: cnsim's, ns-3 runs on one
       "cnsim": {"executable": "...", "version": "...", "engine_id": "..."},
       "runs": [                           # in the order run, interleaved
         {"seed": 1, "repeat": 0, "engine": "ns-3" | "cnsim",
@@ -509,6 +511,8 @@ def run_cnsim(case: Case, cnsim: str, seed: int, args: argparse.Namespace, info:
     with tempfile.TemporaryDirectory(prefix="cnsim-vs-ns3-") as tmp:
         out_dir = Path(tmp) / "run"
         cmd = [cnsim, "run", str(case.scenario), "--seed", str(seed), "--out", str(out_dir), "-q"]
+        if args.threads > 1:
+            cmd += ["--threads", str(args.threads)]
         for s in case.cnsim_sets(args):
             cmd += ["--set", s]
         for attempt in range(1, CNSIM_ATTEMPTS + 1):
@@ -633,7 +637,9 @@ def print_report(case: Case, doc: dict, rows: list[dict]) -> None:
     )
     print(f"ns-3 {doc['ns3']['version']}: {doc['ns3']['build']}")
     c = doc["cnsim"]
-    print(f"cnsim {c.get('version')} (engine {c.get('engine_id')}): {c['executable']}, invariant checks on")
+    threads = doc.get("cnsim_threads", 1)
+    print(f"cnsim {c.get('version')} (engine {c.get('engine_id')}): {c['executable']}, invariant checks on"
+          + (f", {threads} threads" if threads > 1 else ""))
     print()
     compared = [col for col in case.columns if col.field in case.fields]
     head = ["seed", "engine", "run s", "process s", "events", *(col.heading for col in case.columns)]
@@ -752,6 +758,7 @@ def build_doc(case: Case, args: argparse.Namespace, seeds: list[int], runs: list
         "limits": dict(case.limits),
         "ns3": {"version": NS3_VERSION, "build": ns3_build(case), "binary": str(binary)},
         "cnsim": cnsim_info,
+        "cnsim_threads": args.threads,
         "runs": [public(r) for r in runs],
         "per_seed": [{**r, "ns-3": public(r["ns-3"]), "cnsim": public(r["cnsim"])} for r in rows],
         "means": means(case, rows),
@@ -780,6 +787,14 @@ def parser() -> argparse.ArgumentParser:
         default=str(REPO / ".venv" / "bin" / "cnsim"),
         metavar="PATH",
         help="cnsim executable (default: the repo's .venv/bin/cnsim, made by `make build`)",
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="cnsim's threads (default 1; ns-3 runs on one). More than one compares N cores with one: "
+        "the time a user waits, not the work each engine does",
     )
     ap.add_argument(
         "--duration",
