@@ -9,7 +9,9 @@ use crate::scenario::{load, Format};
 #[path = "../../tests/common/line.rs"]
 mod line;
 use line::Line;
+// Shared with the integration tests, which use the helpers these do not.
 #[path = "../../tests/common/star.rs"]
+#[allow(dead_code)]
 mod star;
 
 /// H1 -- SW -- H2 at 10 Gb/s; H1 sends 1500 B frames at 90% of the line
