@@ -360,14 +360,14 @@ impl Simulator {
                 self.dispatch(ev);
                 #[cfg(feature = "partition-stats")]
                 self.pstats_after();
-                if self.n_events >= self.max_events {
+                if self.n_events >= self.max_events && self.stop.is_none() {
                     // Reached, as a split run sees it, at the window's end.
                     let reason = format!(
                         "stopped at the end of the window of event {} (max_events)",
                         self.max_events
                     );
                     let at = self.window_end(t).min(self.end);
-                    self.stop.get_or_insert((at, reason));
+                    self.stop = Some((at, reason));
                     self.attention = true;
                 }
                 if self.attention {

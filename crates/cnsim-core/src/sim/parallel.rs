@@ -23,7 +23,7 @@ use crate::flowctl::watchdog::PausedPorts;
 use crate::results::{RunCost, RunResult};
 use crate::scenario::spec::Scenario;
 use crate::units::Time;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 impl Simulator {
@@ -225,6 +225,21 @@ struct SpinBarrier {
     generation: AtomicUsize,
     /// Spins before yielding: none when the threads outnumber the cores.
     spins: u32,
+    /// A thread panicked: the others must not wait for it forever.
+    broken: AtomicBool,
+}
+
+/// Marks the barrier broken if its thread unwinds (`SpinBarrier::wait`
+/// then panics in the others, and the run's panic surfaces instead of a
+/// hang).
+struct BreakOnPanic<'a>(&'a SpinBarrier);
+
+impl Drop for BreakOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.broken.store(true, Ordering::Release);
+        }
+    }
 }
 
 impl SpinBarrier {
@@ -235,6 +250,7 @@ impl SpinBarrier {
             count: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             spins: if n <= cores { 1_000 } else { 0 },
+            broken: AtomicBool::new(false),
         }
     }
 
@@ -247,6 +263,10 @@ impl SpinBarrier {
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
+            assert!(
+                !self.broken.load(Ordering::Acquire),
+                "another partition's thread panicked"
+            );
             if spins < self.spins {
                 spins += 1;
                 std::hint::spin_loop();
@@ -307,6 +327,7 @@ pub(super) fn run_split(
     // to the others' inboxes; after the barrier (and the first thread's
     // decision), what others sent it.
     let work = |me: usize| {
+        let _guard = BreakOnPanic(&barrier);
         let mut outgoing: Vec<Vec<Message>> = (0..n_parts).map(|_| Vec::new()).collect();
         loop {
             let wend = Time(window_end.load(Ordering::Acquire));
@@ -350,7 +371,9 @@ pub(super) fn run_split(
     std::thread::scope(|scope| {
         for me in 1..n_parts {
             let (sims, prepare, work) = (&sims, &prepare, &work);
+            let barrier = &barrier;
             scope.spawn(move || {
+                let _guard = BreakOnPanic(barrier);
                 let _ = sims[me].set(prepare(Simulator::new(sc, seed), me));
                 work(me);
             });
@@ -526,5 +549,45 @@ fn search_cycles(sims: &mut [&mut Simulator], node_part: &[u32]) {
     sims[0].watchdog = watchdog;
     if let Some(noticed) = found {
         sims[0].stop_if_deadlocked(noticed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_barrier_lets_its_threads_through_together_and_breaks_when_one_panics() {
+        let barrier = SpinBarrier::new(2);
+        let count = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for round in 1..=100 {
+                        count.fetch_add(1, Ordering::AcqRel);
+                        barrier.wait();
+                        assert!(count.load(Ordering::Acquire) >= 2 * round);
+                        barrier.wait();
+                    }
+                });
+            }
+        });
+        assert_eq!(count.into_inner(), 200);
+        // A thread that dies before the barrier: the other panics, not hangs.
+        let barrier = SpinBarrier::new(2);
+        let waited = std::thread::scope(|s| {
+            let dies = s.spawn(|| {
+                let _guard = BreakOnPanic(&barrier);
+                panic!("a partition's bug");
+            });
+            let waited = s.spawn(|| barrier.wait()).join();
+            assert!(dies.join().is_err());
+            waited
+        });
+        let msg = waited.expect_err("the wait panics");
+        assert_eq!(
+            msg.downcast_ref::<&str>(),
+            Some(&"another partition's thread panicked")
+        );
     }
 }
