@@ -27,16 +27,27 @@ pub const NO_ROUTE: u32 = u32::MAX;
 /// instead of a port. Port numbers stay far below it (2 per link).
 const ECMP: u32 = 1 << 31;
 
+/// A table entry at a host's peer switch: the port is the host's own
+/// (`Routes::host_port`). It has the ECMP bit, so one test keeps it and
+/// `NO_ROUTE` off the common path.
+const DIRECT: u32 = NO_ROUTE - 1;
+
 pub struct Routes {
-    n_hosts: usize,
+    /// Columns of `next`: destination classes.
+    n_classes: usize,
     /// host number of each node (`u32::MAX` for switches)
     host_of: Vec<u32>,
     /// Per host number: the node at the other end of its link.
     host_peer: Vec<u32>,
+    /// Per host number: its destination class, the column of `next`.
+    class_of: Vec<u32>,
+    /// Per host number: the port of its peer switch toward it.
+    host_port: Vec<u32>,
     /// Rows of `next`: every node below this index has one.
     rows: usize,
-    /// next[node * n_hosts + host]: a port, `ECMP | offset` of a group in
-    /// `groups`, or `NO_ROUTE`.
+    /// next[node * n_classes + class]: a port, `ECMP | offset` of a group
+    /// in `groups`, `DIRECT` (the host's own port, `host_port`), or
+    /// `NO_ROUTE`.
     next: Vec<u32>,
     /// ECMP groups, each stored once: its size, then its ports in port order.
     groups: Vec<u32>,
@@ -85,7 +96,51 @@ impl Routes {
         }
         let n_hosts = host_node.len();
         let rows = table_rows(nodes);
-        let mut next = vec![NO_ROUTE; rows * n_hosts];
+
+        // Destination classes: the hosts behind one switch share a column,
+        // except the hosts some static route names, which have their own.
+        let mut named = vec![false; n_hosts];
+        for node in nodes {
+            if let NodeKind::Switch(s) = &node.kind {
+                for r in &s.routes {
+                    for &h in &r.hosts {
+                        named[host_of[h] as usize] = true;
+                    }
+                }
+            }
+        }
+        let mut class_of = vec![u32::MAX; n_hosts];
+        let mut switch_class = vec![u32::MAX; n];
+        let mut n_classes = 0u32;
+        // Hosts that no switch reaches (linked to a host, or to nothing)
+        // share one column, which stays without routes.
+        let mut unreached = u32::MAX;
+        for h in 0..n_hosts {
+            let w = host_peer[h];
+            let behind_switch = w != u32::MAX && !nodes[w as usize].is_host();
+            let shared = if named[h] {
+                None
+            } else if behind_switch {
+                Some(&mut switch_class[w as usize])
+            } else {
+                Some(&mut unreached)
+            };
+            class_of[h] = match shared {
+                Some(c) if *c != u32::MAX => *c,
+                Some(c) => {
+                    *c = n_classes;
+                    n_classes += 1;
+                    *c
+                }
+                None => {
+                    n_classes += 1;
+                    n_classes - 1
+                }
+            };
+        }
+        let n_classes = n_classes as usize;
+        let mut next = vec![NO_ROUTE; rows * n_classes];
+        let mut host_port = vec![NO_ROUTE; n_hosts];
         let mut groups = Vec::new();
         let mut interned: HashMap<Vec<u32>, u32> = HashMap::new();
 
@@ -101,6 +156,7 @@ impl Routes {
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         let mut members = Vec::new();
+        let mut columns = Vec::new();
         for (w, hosts) in behind.iter().enumerate() {
             if hosts.is_empty() {
                 continue;
@@ -123,8 +179,15 @@ impl Routes {
                     .find(|&&(_, v)| v == host_node[h as usize] as usize)
                     .map(|&(p, _)| p)
                     .expect("a host's peer has a port toward it");
-                next[w * n_hosts + h as usize] = port;
+                let c = class_of[h as usize] as usize;
+                // A shared column cannot hold each host's own port.
+                next[w * n_classes + c] = if named[h as usize] { port } else { DIRECT };
+                host_port[h as usize] = port;
             }
+            columns.clear();
+            columns.extend(hosts.iter().map(|&h| class_of[h as usize] as usize));
+            columns.sort_unstable();
+            columns.dedup();
             for u in 0..rows {
                 if u == w || dist[u] == u32::MAX || nodes[u].is_host() {
                     continue;
@@ -143,7 +206,7 @@ impl Routes {
                         Some(&at) => ECMP | at,
                         None => {
                             let at = groups.len() as u32;
-                            assert!(at < ECMP - 1, "ECMP groups beyond 2^31 entries");
+                            assert!(at < DIRECT & !ECMP, "ECMP groups beyond 2^31 entries");
                             groups.push(members.len() as u32);
                             groups.extend_from_slice(&members);
                             interned.insert(members.clone(), at);
@@ -151,8 +214,8 @@ impl Routes {
                         }
                     },
                 };
-                for &h in hosts {
-                    next[u * n_hosts + h as usize] = entry;
+                for &c in &columns {
+                    next[u * n_classes + c] = entry;
                 }
             }
         }
@@ -167,18 +230,26 @@ impl Routes {
                     .map(|&(p, _)| p)
                     .expect("the scenario checked that a route's via is a neighbour");
                 for &h in &r.hosts {
-                    next[u * n_hosts + host_of[h] as usize] = port;
+                    next[u * n_classes + class_of[host_of[h] as usize] as usize] = port;
                 }
             }
         }
         Routes {
-            n_hosts,
+            n_classes,
             host_of,
             host_peer,
+            class_of,
+            host_port,
             rows,
             next,
             groups,
         }
+    }
+
+    /// The table's entry at switch `node` toward host number `host`.
+    #[inline]
+    fn entry(&self, node: usize, host: u32) -> u32 {
+        self.next[node * self.n_classes + self.class_of[host as usize] as usize]
     }
 
     pub fn host_number(&self, node: usize) -> Option<u32> {
@@ -190,9 +261,12 @@ impl Routes {
     /// of flow `flow`, or `NO_ROUTE`.
     #[inline]
     pub fn next_port(&self, node: usize, host: u32, flow: u32) -> u32 {
-        let e = self.next[node * self.n_hosts + host as usize];
+        let e = self.entry(node, host);
         if e & ECMP == 0 {
             return e;
+        }
+        if e == DIRECT {
+            return self.host_port[host as usize];
         }
         self.ecmp_port(e, node, flow)
     }
@@ -211,9 +285,10 @@ impl Routes {
     /// Every port on a shortest path from switch `node` toward host number
     /// `host`, in port order (empty without a route).
     pub fn next_ports(&self, node: usize, host: u32) -> &[u32] {
-        let i = node * self.n_hosts + host as usize;
+        let i = node * self.n_classes + self.class_of[host as usize] as usize;
         match self.next[i] {
             NO_ROUTE => &[],
+            DIRECT => std::slice::from_ref(&self.host_port[host as usize]),
             e if e & ECMP == 0 => std::slice::from_ref(&self.next[i]),
             e => {
                 let at = (e & !ECMP) as usize;
@@ -235,7 +310,7 @@ impl Routes {
             Some(f) => self.host_peer[f as usize] as usize,
             None => from,
         };
-        at == to || (at < self.rows && self.next[at * self.n_hosts + h as usize] != NO_ROUTE)
+        at == to || (at < self.rows && self.entry(at, h) != NO_ROUTE)
     }
 
     /// A cycle of switches that frames toward host node `to` can go round
@@ -297,16 +372,39 @@ impl Routes {
 
     /// Entries in the table and in its groups (for memory estimates and tests).
     pub fn table_entries(&self) -> usize {
-        self.next.len() + self.groups.len()
+        self.next.len() + self.groups.len() + self.class_of.len() + self.host_port.len()
     }
 }
 
 /// Entries the routing table of this topology takes, before groups (which
-/// are stored once each and add little): one per destination host for
-/// every node up to the last switch.
-pub fn table_size(nodes: &[NodeSpec]) -> u64 {
+/// are stored once each and add little): one per destination class (at
+/// most the switches with hosts, the hosts static routes name and the
+/// unreached hosts' class) for every node up to the last switch, and two
+/// per host.
+pub fn table_size(nodes: &[NodeSpec], links: &[LinkSpec]) -> u64 {
     let hosts = nodes.iter().filter(|x| x.is_host()).count() as u64;
-    (table_rows(nodes) as u64).saturating_mul(hosts)
+    let mut with_hosts = vec![false; nodes.len()];
+    for l in links {
+        match (nodes[l.a].is_host(), nodes[l.b].is_host()) {
+            (true, false) => with_hosts[l.b] = true,
+            (false, true) => with_hosts[l.a] = true,
+            _ => {}
+        }
+    }
+    let named: u64 = nodes
+        .iter()
+        .filter_map(|x| match &x.kind {
+            NodeKind::Switch(s) => Some(s.routes.iter().map(|r| r.hosts.len() as u64).sum::<u64>()),
+            NodeKind::Host(_) => None,
+        })
+        .sum();
+    let classes = (with_hosts.iter().filter(|&&w| w).count() as u64)
+        .saturating_add(named)
+        .saturating_add(1)
+        .min(hosts);
+    (table_rows(nodes) as u64)
+        .saturating_mul(classes)
+        .saturating_add(2 * hosts)
 }
 
 /// Rows of the table: every node up to the last switch.
@@ -499,7 +597,111 @@ between = ["S2", "H2"]
         assert_eq!(r.next_ports(node(&sc, "S1"), h2), &[6]);
         assert_eq!(r.next_ports(node(&sc, "S3"), h2), &[4]);
         assert!(r.reachable(node(&sc, "H1"), node(&sc, "H2")));
-        assert_eq!(r.table_entries(), 3 * 2);
+        // Three rows of two classes (S1's host, S2's), a class and a port
+        // per host.
+        assert_eq!(r.table_entries(), 3 * 2 + 2 + 2);
+        assert_eq!(table_size(&sc.nodes, &sc.links), 3 * 2 + 2 * 2);
+    }
+
+    /// Every switch's ports toward every host, one breadth-first search per
+    /// host, static routes applied: the table a switch would hold without
+    /// destination classes.
+    fn full_table(sc: &crate::Scenario) -> Vec<Vec<Vec<u32>>> {
+        let nodes = &sc.nodes;
+        let adj = adjacency(nodes.len(), &sc.links);
+        let mut table = Vec::new();
+        for (t, target) in nodes.iter().enumerate().filter(|(_, x)| x.is_host()) {
+            let _ = target;
+            let mut dist = vec![u32::MAX; nodes.len()];
+            let mut col = vec![Vec::new(); nodes.len()];
+            if let Some(&(_, w)) = adj[t].first().filter(|&&(_, w)| !nodes[w].is_host()) {
+                dist[w] = 0;
+                let mut queue = VecDeque::from([w]);
+                while let Some(u) = queue.pop_front() {
+                    for &(_, v) in &adj[u] {
+                        if dist[v] == u32::MAX && !nodes[v].is_host() {
+                            dist[v] = dist[u] + 1;
+                            queue.push_back(v);
+                        }
+                    }
+                }
+                col[w] = adj[w]
+                    .iter()
+                    .filter(|&&(_, v)| v == t)
+                    .map(|&(p, _)| p)
+                    .collect();
+                for u in (0..nodes.len()).filter(|&u| u != w && !nodes[u].is_host()) {
+                    col[u] = adj[u]
+                        .iter()
+                        .filter(|&&(_, v)| dist[v] != u32::MAX && dist[v] + 1 == dist[u])
+                        .map(|&(p, _)| p)
+                        .collect();
+                }
+            }
+            for (u, x) in nodes.iter().enumerate() {
+                if let NodeKind::Switch(s) = &x.kind {
+                    for r in s.routes.iter().filter(|r| r.hosts.contains(&t)) {
+                        col[u] = adj[u]
+                            .iter()
+                            .filter(|&&(_, v)| v == r.via)
+                            .map(|&(p, _)| p)
+                            .collect();
+                    }
+                }
+            }
+            table.push(col);
+        }
+        table
+    }
+
+    #[test]
+    fn destination_classes_give_every_switch_the_full_tables_ports() {
+        let fat_tree = r#"
+duration = "1ms"
+[topology]
+kind = "fat_tree"
+k = 4
+"#;
+        let detour = diamond_with("A", r#"{ to = "H2", via = "B2" }"#).replacen(
+            "name = \"B1\"\n",
+            "name = \"B1\"\nroutes = [{ to = \"H2\", via = \"A\" }]\n",
+            1,
+        );
+        // H3 beside H2 behind C, with a static route for H2 only, at A: H2
+        // leaves the class it would share with H3.
+        let shared = format!(
+            "{}[[hosts]]\nname = \"H3\"\n[[links]]\nbetween = [\"C\", \"H3\"]\n",
+            diamond_with("A", r#"{ to = "H2", via = "B1" }"#)
+        );
+        for text in [DIAMOND.to_string(), detour, shared, fat_tree.to_string()] {
+            let (sc, r) = routes(&text);
+            let full = full_table(&sc);
+            for (h, col) in full.iter().enumerate() {
+                for (u, ports) in col.iter().enumerate().take(r.rows) {
+                    if sc.nodes[u].is_host() {
+                        continue;
+                    }
+                    assert_eq!(
+                        r.next_ports(u, h as u32),
+                        &ports[..],
+                        "switch {u}, host {h}\n{text}"
+                    );
+                    let flow = (u * 31 + h) as u32;
+                    let want = match ports.len() {
+                        0 => NO_ROUTE,
+                        1 => ports[0],
+                        n => ports[ecmp_member(flow, u, n as u32) as usize],
+                    };
+                    assert_eq!(r.next_port(u, h as u32, flow), want);
+                }
+            }
+        }
+        // The k = 4 fat tree: 20 switches, 8 edge switches with two hosts
+        // each, so 8 classes (and the unreached hosts' none).
+        let (sc, r) = routes(fat_tree);
+        assert_eq!(r.n_classes, 8);
+        assert_eq!(r.next.len(), 20 * 8);
+        assert_eq!(table_size(&sc.nodes, &sc.links), 20 * 9 + 2 * 16);
     }
 
     #[test]

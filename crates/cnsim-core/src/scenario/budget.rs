@@ -119,7 +119,7 @@ pub fn memory_estimate(sc: &Scenario) -> u64 {
         .saturating_add(ingress_bins.saturating_mul(INGRESS_SERIES))
         .saturating_add(flows.saturating_mul(FLOW_STATE))
         .saturating_add(ports.saturating_mul(PORT_STATE))
-        .saturating_add(routing::table_size(&sc.nodes).saturating_mul(ROUTE_ENTRY));
+        .saturating_add(routing::table_size(&sc.nodes, &sc.links).saturating_mul(ROUTE_ENTRY));
     let results = RESULT_FIXED
         .saturating_add(per_bins(result_per_flow_bin, RESULT_PORT_BIN))
         .saturating_add(ingress_bins.saturating_mul(RESULT_INGRESS_BIN))
