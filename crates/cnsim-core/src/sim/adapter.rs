@@ -66,7 +66,22 @@ impl Simulator {
             rl.active = false;
             rl.cpid = NO_CP;
             self.scheme.limiter_removed(flow, rl);
+            self.note_active(flow);
         }
+    }
+
+    /// Copy the limiter of `row`'s installed flag into `rl_active`, after
+    /// anything that may have changed it.
+    #[inline]
+    pub(super) fn note_active(&mut self, row: u32) {
+        let active = self.limiters[row as usize].active;
+        self.rl_active.set(row as usize, active);
+    }
+
+    /// Whether the limiter of `row` is installed (false for a row without one).
+    #[inline]
+    fn rl_installed(&self, row: u32) -> bool {
+        self.rl_active.contains(row as usize)
     }
 
     /// Make sure a release event is pending if the limiter has frames to send.
@@ -154,25 +169,24 @@ impl Simulator {
                 self.try_start(port);
                 return false;
             }
-            // The flow's first frame (the count never wraps, unlike `seq`).
-            let first = self.flows[flow as usize].volume.offered_frames == 0;
-            if first && self.scheme.probes_at_flow_start() {
+            // The frame's number in its flow is the count of frames offered
+            // before it, in 32 bits (it wraps; the count itself does not).
+            let offered = self.flows[flow as usize].volume.offered_frames;
+            if offered == 0 && self.scheme.probes_at_flow_start() {
                 self.probe_at_flow_start(flow);
             }
             let tag = self.data_tag(port, flow);
-            let seq = &mut self.next_seq[flow as usize];
             let frame = Frame {
                 created: now,
                 flow,
                 dst_host,
                 tag,
                 cpid: NO_CP,
-                aux: *seq,
+                aux: offered as u32,
                 size: size as u16,
                 kind: FrameKind::Data,
                 qfb: 0,
             };
-            *seq = seq.wrapping_add(1);
             self.sources[s as usize].consume(size);
             self.flows[flow as usize].volume.offer(size as u64);
             let row = self.row(flow as usize);
@@ -204,12 +218,12 @@ impl Simulator {
         if voq {
             return true;
         }
-        match self.limiters.get(self.limiter_of(flow) as usize) {
-            Some(rl) if rl.active => {
-                let cap = self.scheme.limiter_queue();
-                !self.host_stopped(node) && rl.bytes + size as u64 <= cap.0
-            }
-            _ => self.egress_has_room(node, size),
+        let row = self.limiter_of(flow);
+        if self.rl_installed(row) {
+            let cap = self.scheme.limiter_queue();
+            !self.host_stopped(node) && self.limiters[row as usize].bytes + size as u64 <= cap.0
+        } else {
+            self.egress_has_room(node, size)
         }
     }
 
@@ -222,7 +236,7 @@ impl Simulator {
         let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
         let l = self.limiter_of(frame.flow);
         let f = l as usize;
-        if voq || self.limiters.get(f).is_some_and(|rl| rl.active) {
+        if voq || self.rl_installed(l) {
             let rl = &mut self.limiters[f];
             rl.queue.push_back(frame);
             rl.bytes += frame.size as u64;

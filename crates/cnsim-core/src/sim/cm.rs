@@ -151,7 +151,9 @@ impl Simulator {
             line,
             limiter: &mut self.limiters[row as usize],
         };
-        hook(&mut self.scheme, rp)
+        let r = hook(&mut self.scheme, rp);
+        self.note_active(row);
+        r
     }
 
     /// Record flow `f`'s α (in [0, 1]) in its series, in units of 2^-32.

@@ -31,6 +31,7 @@ use crate::traffic::source::Source;
 
 use crate::transport::{ConnParams, Receiver, Sender};
 use crate::units::Time;
+use fixedbitset::FixedBitSet;
 use slab::Slab;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -210,9 +211,9 @@ pub struct Simulator {
     violation: Option<invariants::Violation>,
     /// The lowest rate an installed limiter may have (the checks' bound).
     rate_floor: f64,
-    /// Per flow: sequence number of the next UDP frame, and of the last
-    /// delivered (a frame's `aux`; the once-and-in-order check).
-    next_seq: Vec<u32>,
+    /// Per flow: the number of the last UDP frame delivered (a frame's
+    /// `aux`, its count of frames offered before it; the once-and-in-order
+    /// check).
     last_seq: Vec<u32>,
     #[cfg(test)]
     fault: invariants::Fault,
@@ -228,6 +229,10 @@ pub struct Simulator {
     /// Per flow: its rate limiter (empty without a scheme or per-flow
     /// queues). A flow whose limiter is shared uses the row of `flow_rl`.
     limiters: Vec<RateLimiter>,
+    /// By limiter row: installed (`RateLimiter::active`). Every frame a
+    /// source sends asks; this answers from a few bits per flow, where the
+    /// limiters of a large fabric's million flows would cost a miss.
+    rl_active: FixedBitSet,
     /// Per flow: the row of its limiter (itself, or with QCN's
     /// per-destination limiters the first flow of its host to the same
     /// destination). Empty when every flow has its own.

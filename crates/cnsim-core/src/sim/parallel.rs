@@ -143,6 +143,7 @@ impl Simulator {
         for f in (0..self.flow_src_node.len()).filter(|&f| flow_src_owned[f]) {
             if let Some(rl) = self.limiters.get_mut(f) {
                 std::mem::swap(rl, &mut o.limiters[f]);
+                self.note_active(f as u32);
             }
             if f < self.workload.first as usize {
                 for (a, b) in [

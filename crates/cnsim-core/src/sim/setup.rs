@@ -27,6 +27,7 @@ use crate::scenario::spec::Scenario;
 use crate::scenario::spec::{FlowOrigin, FlowSpec};
 use crate::traffic::source::{Source, SourceParams};
 use crate::units::Time;
+use fixedbitset::FixedBitSet;
 use slab::Slab;
 use std::collections::VecDeque;
 
@@ -317,7 +318,6 @@ impl Simulator {
             checks: true,
             violation: None,
             rate_floor: invariants::rate_floor(sc),
-            next_seq: vec![0; n_flows],
             last_seq: vec![0; n_flows],
             #[cfg(test)]
             fault: invariants::Fault::None,
@@ -330,6 +330,7 @@ impl Simulator {
                 .iter()
                 .map(|f| limiter(sc, seed, f))
                 .collect(),
+            rl_active: FixedBitSet::with_capacity(rl_rows),
             flow_rl: match sc.qcn {
                 Some(q) if q.per_destination => (0..n_flows)
                     .map(|f| {
@@ -382,6 +383,9 @@ impl Simulator {
             #[cfg(feature = "partition-stats")]
             pstats: None,
         };
+        for row in 0..rl_rows {
+            sim.note_active(row as u32);
+        }
         let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
         sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);
         sim.udp_at_last_bit = !sim.scheme.watches_destinations();

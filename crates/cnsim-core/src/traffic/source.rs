@@ -33,10 +33,77 @@ pub struct Source {
     /// First slot index not yet used.
     next_slot: u64,
     /// Flow id of each destination, and the destination's host number.
-    flows: Vec<(u32, u32)>,
+    flows: FlowList,
     /// The unit being handed to the egress queue.
     pending: Pending,
     pub blocked: bool,
+}
+
+/// A source's flows: (flow id, destination host number) by position.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FlowList {
+    /// `n` flows numbered from `first`, toward hosts numbered from `host`
+    /// in order with one left out (the source's own) at position `skip`:
+    /// every other host, the common case, answered without a table that
+    /// in a large fabric would cost a cache miss per unit.
+    Range {
+        first: u32,
+        n: u32,
+        host: u32,
+        skip: u32,
+    },
+    List(Vec<(u32, u32)>),
+}
+
+impl FlowList {
+    /// `flows` as a range if it is one.
+    pub fn new(flows: Vec<(u32, u32)>) -> FlowList {
+        let Some(&(first, host)) = flows.first() else {
+            return FlowList::List(flows);
+        };
+        let n = flows.len() as u32;
+        let skip = (0..n)
+            .find(|&i| flows[i as usize].1 != host.wrapping_add(i))
+            .unwrap_or(n);
+        let range = FlowList::Range {
+            first,
+            n,
+            host,
+            skip,
+        };
+        if (0..n).all(|i| range.get(i as usize) == flows[i as usize]) {
+            range
+        } else {
+            FlowList::List(flows)
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            FlowList::Range { n, .. } => *n as usize,
+            FlowList::List(l) => l.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> (u32, u32) {
+        match self {
+            FlowList::Range {
+                first, host, skip, ..
+            } => {
+                let i = i as u32;
+                (
+                    first.wrapping_add(i),
+                    host.wrapping_add(i + u32::from(i >= *skip)),
+                )
+            }
+            FlowList::List(l) => l[i],
+        }
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -79,7 +146,7 @@ impl Source {
             frame: p.frame,
             unit_bytes: p.unit_bytes,
             next_slot: 0,
-            flows: p.flows,
+            flows: FlowList::new(p.flows),
             pending: Pending::default(),
             blocked: false,
         }
@@ -121,7 +188,7 @@ impl Source {
         } else {
             self.rng.random_range(0..self.flows.len())
         };
-        let (flow, dst_host) = self.flows[i];
+        let (flow, dst_host) = self.flows.get(i);
         self.pending = Pending {
             flow,
             dst_host,
@@ -198,6 +265,44 @@ mod tests {
         }
         // 80 ms / 1.2 us = 66,666 slots at p = 0.48: mean 32,000, sd ~129.
         assert!((n as i64 - 32_000).abs() < 700, "{n}");
+    }
+
+    #[test]
+    fn flows_to_every_other_host_in_order_are_a_range() {
+        // Host 2 of 0..=4 sends to the others, flows 10..14.
+        let every_other = vec![(10, 0), (11, 1), (12, 3), (13, 4)];
+        let range = FlowList::new(every_other.clone());
+        assert_eq!(
+            range,
+            FlowList::Range {
+                first: 10,
+                n: 4,
+                host: 0,
+                skip: 2
+            }
+        );
+        let got: Vec<_> = (0..4).map(|i| range.get(i)).collect();
+        assert_eq!(got, every_other);
+        // The last host sends to all before it; a host to one other.
+        assert!(matches!(
+            FlowList::new(vec![(0, 0), (1, 1)]),
+            FlowList::Range { skip: 2, .. }
+        ));
+        assert!(matches!(
+            FlowList::new(vec![(7, 3)]),
+            FlowList::Range { n: 1, .. }
+        ));
+        // Anything else stays a list, read back as given.
+        for list in [
+            vec![(10, 0), (11, 1), (12, 3), (13, 5)],
+            vec![(10, 0), (12, 1)],
+            vec![(10, 1), (11, 0)],
+            vec![(10, 0), (11, 2), (12, 4)],
+        ] {
+            let l = FlowList::new(list.clone());
+            assert_eq!(l, FlowList::List(list.clone()));
+            assert_eq!((0..list.len()).map(|i| l.get(i)).collect::<Vec<_>>(), list);
+        }
     }
 
     #[test]
