@@ -117,6 +117,94 @@ def test_a_run_on_several_threads_gives_the_same_result(cli, tmp_path):
     assert res.code == 0, res.output
     saved = json.loads((tmp_path / "t" / "summary.json").read_text())
     assert saved["fingerprint"] == one.summary["fingerprint"]
+    # The summary says how many threads each run was asked for and used; equals ignores it.
+    threads = ("threads_requested", "threads_used", "threads_note")
+    assert [one.summary[k] for k in threads] == [1, 1, None]
+    assert [two.summary[k] for k in threads] == [2, 2, None]
+    assert [saved[k] for k in threads] == [2, 2, None]
+    assert one.summary != two.summary
+    # A k = 4 fat tree has 4 pods: a run asked for 8 threads uses 4 and says why.
+    four = cnsim.run(fat_tree, set={**small, "duration": "200us"}, threads=8)
+    assert [four.summary[k] for k in threads] == [8, 4, "the topology gives only 4 partitions"]
+
+
+E2CM = SCENARIOS / "e2cm" / "e2cm.toml"
+ONE_SWITCH = "no link between two switches with a delay"
+
+
+def test_a_run_that_cannot_be_split_says_so(cli, tmp_path):
+    # One switch: nothing to split between threads.
+    r = cnsim.run(E2CM, duration="2ms", threads=2)
+    assert r.summary["threads_requested"] == 2
+    assert r.summary["threads_used"] == 1
+    assert r.summary["threads_note"] == ONE_SWITCH
+    one = cnsim.run(E2CM, duration="2ms")
+    assert [one.summary[k] for k in ("threads_requested", "threads_used", "threads_note")] == [1, 1, None]
+    assert r.equals(one)
+    # cnsim run prints one line about it, and none when it used what it was asked for.
+    res = cli("run", E2CM, "--set", "duration=2ms", "--threads", 2, "--out", tmp_path / "two")
+    assert res.code == 0, res.output
+    notes = [line for line in res.out.splitlines() if line.startswith("note:")]
+    assert notes == [f"note: ran on 1 thread, not the 2 requested: {ONE_SWITCH}"]
+    res = cli("run", E2CM, "--set", "duration=2ms", "--threads", 1, "--out", tmp_path / "one")
+    assert res.code == 0, res.output
+    assert "note:" not in res.out and "requested" not in res.out
+
+
+def test_e2cm_probes_keep_a_run_on_one_thread(write_scenario):
+    # Two switches joined by a link with a delay split, unless E2CM probes.
+    text = """
+        duration = "1ms"
+        bin = "500us"
+        [defaults.link]
+        rate = "10Gbps"
+        delay = "1us"
+        [defaults.switch]
+        latency = "1us"
+        [defaults.host]
+        voq = true
+        [[switches]]
+        name = "S0"
+        [[switches]]
+        name = "S1"
+        [[hosts]]
+        name = "A"
+        [[hosts]]
+        name = "B"
+        [[links]]
+        between = ["S0", "S1"]
+        [[links]]
+        between = ["A", "S0"]
+        [[links]]
+        between = ["B", "S1"]
+        [[sources]]
+        host = "A"
+        to = "B"
+        load = 0.5
+        """
+    plain = cnsim.run(write_scenario(text, "plain.toml"), threads=2)
+    assert (plain.summary["threads_used"], plain.summary["threads_note"]) == (2, None)
+    probing = cnsim.run(write_scenario(text + "[bcn]\n[e2cm]\n", "e2cm.toml"), threads=2)
+    assert probing.flows["probes_sent"].sum() > 0
+    assert probing.summary["threads_used"] == 1
+    assert probing.summary["threads_note"] == "E2CM's probes share one pool of records"
+
+
+def test_results_saved_before_the_thread_counts_still_load_and_compare(tmp_path):
+    r = cnsim.run(E2CM, duration="2ms", threads=2)
+    path = r.save(tmp_path / "old")
+    summary = json.loads((path / "summary.json").read_text())
+    for k in ("threads_requested", "threads_used", "threads_note"):
+        del summary[k]
+    (path / "summary.json").write_text(json.dumps(summary, indent=2))
+    (path / ".cnsim-result").unlink()  # as results saved before the marker: no hashes to match
+    old = cnsim.Result.load(path)
+    assert "threads_used" not in old.summary
+    assert old.equals(r) and r.equals(old)
+    assert not old.equals(r, ignore_timing=False)
+    from cnsim.console import notes_of
+
+    assert notes_of(old.summary) == []
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2", 257])

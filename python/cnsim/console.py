@@ -40,6 +40,7 @@ def print_run_report(result: Result, out: Path, figures: Sequence[Path] = (), co
         f"({_int(totals.get('dropped_bytes'))} B)  ·  pause frames sent: {_int(totals.get('pause_frames_sent'))}{pfc}"
     )
     console.print(performance_line(s))
+    print_notes(result, console)
     print_warnings(result, console)
     console.print(f"results: {escape(str(out))}/ (summary.json, {len(result.tables())} Parquet tables)")
     if figures:
@@ -83,6 +84,23 @@ def print_warnings(result: Result, console: Console | None = None) -> None:
     console = console or Console(stderr=True, soft_wrap=True)
     for line in warnings_of(result.summary):
         console.print(f"[bold yellow]warning:[/bold yellow] {escape(line)}")
+
+
+def notes_of(summary: dict[str, Any]) -> list[str]:
+    """What a person should know of how a run was executed: it ran on fewer threads than
+    asked for, and why (the results are the same on any number)."""
+    requested, used = summary.get("threads_requested"), summary.get("threads_used")
+    if not (isinstance(requested, int) and isinstance(used, int) and used < requested):
+        return []
+    why = summary.get("threads_note")
+    return [f"ran on {used} thread{'' if used == 1 else 's'}, not the {requested} requested"
+            + (f": {why}" if why else "")]
+
+
+def print_notes(result: Result, console: Console | None = None) -> None:
+    console = console or Console(soft_wrap=True)
+    for line in notes_of(result.summary):
+        console.print(f"[bold]note:[/bold] {escape(line)}")
 
 
 #: Rows of a per-flow or per-queue table; the rest is counted in one closing line.

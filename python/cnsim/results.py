@@ -80,8 +80,12 @@ class Result:
         duration_s, wall_time_s, events, frame_hops, totals, plot, ...) plus
         ``scenario_file``, ``bin_s``, ``n_bins`` and ``jain_index`` (Jain's
         index over the sources' flows' delivered bytes; None without
-        sources). The per-flow and per-queue records are the ``flows`` and
-        ``queues`` tables, not part of the summary.
+        sources). ``threads_requested`` and ``threads_used`` are the threads
+        the run was asked to split over and the partitions it ran as;
+        ``threads_note`` says why fewer were used (None when as many; results
+        saved by earlier versions have none of the three). The per-flow and
+        per-queue records are the ``flows`` and ``queues`` tables, not part of
+        the summary.
     flows : DataFrame
         One row per flow: name, source, src, dst, transport, the flow's
         counters, and ``offered_gbps`` / ``delivered_gbps``: mean rates over the
@@ -298,8 +302,12 @@ class Result:
     def equals(self, other: Result, *, ignore_timing: bool = True) -> bool:
         """True if both results have equal tables and summaries.
 
-        With ``ignore_timing`` (the default) the wall-clock fields of the
-        summary (wall time and the rates derived from it) are not compared.
+        With ``ignore_timing`` (the default) the fields of the summary that
+        describe how the run was executed, not what it computed, are not
+        compared: the wall-clock fields (wall time, the rates derived from it,
+        memory) and the threads (``threads_requested``, ``threads_used``,
+        ``threads_note``), so runs on different numbers of threads compare
+        equal.
         """
         if not isinstance(other, Result):
             return False
@@ -611,13 +619,17 @@ def _unmarked_result_files(directory: Path) -> set[str] | None:
 
 # --------------------------------------------------------------------------- helpers
 
+#: What the machine measured: differs between two runs of the same scenario.
 _TIMING_KEYS = ("wall_time_s", "events_per_s", "frame_hops_per_s", "slowdown", "peak_memory_bytes", "rss_growth_bytes")
+#: How the run was executed, not what it computed: the timing, and the threads it was asked to
+#: use and used (the results are the same on any number; docs/parallel.md).
+_EXECUTION_KEYS = (*_TIMING_KEYS, "threads_requested", "threads_used", "threads_note")
 
 
-def _comparable_summary(summary: Mapping[str, Any], ignore_timing: bool) -> dict[str, Any]:
+def _comparable_summary(summary: Mapping[str, Any], ignore_execution: bool) -> dict[str, Any]:
     out = dict(summary)
-    if ignore_timing:
-        for key in _TIMING_KEYS:
+    if ignore_execution:
+        for key in _EXECUTION_KEYS:
             out.pop(key, None)
     return out
 

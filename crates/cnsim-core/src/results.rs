@@ -465,6 +465,16 @@ pub struct Summary {
     /// next multiple of it (none without links between switches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window_s: Option<f64>,
+    /// The threads the run was asked to split over (`threads`,
+    /// `RunOptions::threads`; 1 when none).
+    pub threads_requested: usize,
+    /// The partitions it ran as, each on its own thread: fewer than asked
+    /// when the run cannot be split, the memory allows fewer copies or the
+    /// topology gives fewer partitions (docs/parallel.md).
+    pub threads_used: usize,
+    /// Why `threads_used` is less than `threads_requested`; null when
+    /// they are equal.
+    pub threads_note: Option<String>,
 }
 
 /// One (output queue, traffic class) of a run with several classes or PFC.
@@ -867,6 +877,9 @@ impl RunResult {
             workloads,
             flows_finished_s: flows_finished.map(|t| t.as_secs_f64()),
             window_s: None,
+            threads_requested: 1,
+            threads_used: 1,
+            threads_note: None,
         };
         RunResult {
             summary,

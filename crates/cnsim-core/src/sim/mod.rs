@@ -88,7 +88,8 @@ pub struct RunOptions {
     pub no_checks: bool,
     /// Split the run over this many threads (docs/parallel.md), in place
     /// of the scenario's `threads`; 0: the scenario's. The results are the
-    /// same however many.
+    /// same however many; the summary says how many were used and why
+    /// fewer (`threads_used`, `threads_note`).
     pub threads: usize,
     /// Asked between events, about every 65,536 of them, whether to stop:
     /// `true` cancels the run (`RunError::Cancelled`). This is how a caller
@@ -512,20 +513,67 @@ pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunResult, RunError> {
     }
     let seed = opts.seed.unwrap_or(sc.seed);
     let sim = Simulator::new(sc, seed);
-    let mut threads = if opts.threads > 0 {
+    let requested = if opts.threads > 0 {
         opts.threads
     } else {
         sc.threads
-    };
-    if let Some(available) = available {
-        // Each partition holds the whole run's state: as many as fit.
-        threads = threads.min((available / estimate.max(1)) as usize).max(1);
     }
-    if threads > 1 && sim.split_refusal().is_none() {
+    .max(1);
+    let (threads, mut notes) = thread_budget(requested, estimate, available, sim.split_refusal());
+    let mut used = 1;
+    let mut result = if threads > 1 {
         let part = partition::Partitioning::automatic(sc, threads);
-        if part.len() > 1 {
-            return parallel::run_split(sc, opts, &part, sim);
+        if part.len() < threads {
+            notes.push(format!(
+                "the topology gives only {} partition{}",
+                part.len(),
+                if part.len() == 1 { "" } else { "s" }
+            ));
         }
+        if part.len() > 1 {
+            used = part.len();
+            parallel::run_split(sc, opts, &part, sim)?
+        } else {
+            sim.run(sc, opts)?
+        }
+    } else {
+        sim.run(sc, opts)?
+    };
+    let s = &mut result.summary;
+    s.threads_requested = requested;
+    s.threads_used = used;
+    s.threads_note = (used < requested).then(|| notes.join("; "));
+    Ok(result)
+}
+
+/// How many of the `requested` threads a run may try, and why fewer:
+/// none past one if it cannot be split (`refusal`, from
+/// `Simulator::split_refusal`); else as many copies of its state, of
+/// `estimate` bytes each, as fit in the `available` memory.
+fn thread_budget(
+    requested: usize,
+    estimate: u64,
+    available: Option<u64>,
+    refusal: Option<&str>,
+) -> (usize, Vec<String>) {
+    if requested <= 1 {
+        return (1, Vec::new());
     }
-    sim.run(sc, opts)
+    if let Some(why) = refusal {
+        return (1, vec![why.to_string()]);
+    }
+    // Each partition holds the whole run's state: as many as fit.
+    let fit = available.map_or(usize::MAX, |a| {
+        usize::try_from(a / estimate.max(1))
+            .unwrap_or(usize::MAX)
+            .max(1)
+    });
+    if fit < requested {
+        let note = format!(
+            "memory: the estimate ({} per partition) allows {fit}",
+            budget::human_bytes(estimate)
+        );
+        return (fit, vec![note]);
+    }
+    (requested, Vec::new())
 }

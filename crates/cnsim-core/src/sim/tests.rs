@@ -433,3 +433,25 @@ fn poll_cancels_at_the_periodic_check() {
     }
     assert_eq!(asked.load(Ordering::Relaxed), 1);
 }
+
+#[test]
+fn a_run_is_given_the_threads_it_can_use_and_told_why_not_more() {
+    let gb = 1_000_000_000;
+    assert_eq!(thread_budget(1, gb, Some(gb / 2), None), (1, vec![]));
+    assert_eq!(thread_budget(4, gb, None, None), (4, vec![]));
+    assert_eq!(thread_budget(4, gb, Some(8 * gb), None), (4, vec![]));
+    assert_eq!(
+        thread_budget(4, 2 * gb, Some(5 * gb), None),
+        (
+            2,
+            vec!["memory: the estimate (2.0 GB per partition) allows 2".to_string()]
+        )
+    );
+    // A run that cannot be split says why, whatever the memory.
+    let why = "E2CM's probes share one pool of records";
+    assert_eq!(
+        thread_budget(4, 2 * gb, Some(5 * gb), Some(why)),
+        (1, vec![why.to_string()])
+    );
+    assert_eq!(thread_budget(1, gb, None, Some(why)), (1, vec![]));
+}

@@ -18,7 +18,8 @@ fn run_split(sc: &cnsim_core::scenario::spec::Scenario, threads: usize) -> RunRe
     .expect("run completes")
 }
 
-/// Everything a result holds but what the machine measured.
+/// Everything a result holds but what the machine measured and the
+/// threads it ran on.
 fn outputs(r: &RunResult) -> String {
     let mut summary = serde_json::to_value(&r.summary).unwrap();
     let m = summary.as_object_mut().unwrap();
@@ -29,6 +30,9 @@ fn outputs(r: &RunResult) -> String {
         "wall_time_s",
         "peak_memory_bytes",
         "rss_growth_bytes",
+        "threads_requested",
+        "threads_used",
+        "threads_note",
     ] {
         m.remove(k);
     }
@@ -148,6 +152,97 @@ fn deadlocks_and_event_limits_stop_a_split_run_where_they_stop_one_run() {
     assert!(one.contains("max_events"));
     assert_eq!(limited(2), one);
     assert_eq!(limited(4), one);
+}
+
+/// Two switches joined by a 1 us link, a host on each, A sending to B;
+/// `sections` added at the end.
+fn two_switches(sections: &str) -> cnsim_core::scenario::spec::Scenario {
+    load_str(&format!(
+        r#"
+duration = "1ms"
+bin = "500us"
+[defaults.link]
+rate = "10Gbps"
+delay = "1us"
+[defaults.switch]
+latency = "1us"
+[defaults.host]
+voq = true
+[[switches]]
+name = "S0"
+[[switches]]
+name = "S1"
+[[hosts]]
+name = "A"
+[[hosts]]
+name = "B"
+[[links]]
+between = ["S0", "S1"]
+[[links]]
+between = ["A", "S0"]
+[[links]]
+between = ["B", "S1"]
+[[sources]]
+host = "A"
+to = "B"
+load = 0.5
+{sections}
+"#
+    ))
+}
+
+/// (threads_requested, threads_used, threads_note) of a run.
+fn threads_of(r: &RunResult) -> (usize, usize, Option<&str>) {
+    let s = &r.summary;
+    (
+        s.threads_requested,
+        s.threads_used,
+        s.threads_note.as_deref(),
+    )
+}
+
+#[test]
+fn the_summary_says_how_many_threads_a_run_used_and_why_fewer() {
+    let fat_tree = load_file(
+        "bench/fat_tree_k8.toml",
+        &[("params.k", "4"), ("params.half", "2"), ("duration", "1ms")],
+    );
+    let two = run_split(&fat_tree, 2);
+    assert_eq!(threads_of(&two), (2, 2, None));
+    assert_eq!(threads_of(&run_split(&fat_tree, 1)), (1, 1, None));
+    // Without a count: the scenario's (1).
+    let one = run(&fat_tree, None);
+    assert_eq!(threads_of(&one), (1, 1, None));
+    assert_eq!(outputs(&two), outputs(&one));
+
+    // Two switches make two partitions at most.
+    let plain = two_switches("");
+    assert_eq!(threads_of(&run_split(&plain, 2)), (2, 2, None));
+    assert_eq!(
+        threads_of(&run_split(&plain, 3)),
+        (3, 2, Some("the topology gives only 2 partitions"))
+    );
+    // E2CM's probes keep the same network on one thread.
+    let e2cm = two_switches("[bcn]\nqeq = \"75KB\"\n[e2cm]\n");
+    let split = run_split(&e2cm, 2);
+    assert!(split.flows[0].probes_sent > 0, "E2CM probes");
+    assert_eq!(
+        threads_of(&split),
+        (2, 1, Some("E2CM's probes share one pool of records"))
+    );
+    // So does a network without a link between two switches.
+    let line = load_str(
+        &Line {
+            duration: "1ms",
+            source: "load = 0.5",
+            ..Line::default()
+        }
+        .toml(),
+    );
+    assert_eq!(
+        threads_of(&run_split(&line, 2)),
+        (2, 1, Some("no link between two switches with a delay"))
+    );
 }
 
 /// A random network: switches in a chain (or a ring), links of their own
