@@ -17,6 +17,11 @@
 //! The table has a row for every node up to the last switch (a scenario
 //! lists its switches first, so that is one row per switch): a host's
 //! route is its only port, and the engine asks the table at switches only.
+//! Its columns are destination classes, not hosts: the hosts behind one
+//! switch have the same routes everywhere but at that switch (where each
+//! has its own port, `DIRECT`), so they share a column unless a static
+//! route names one of them. A fat tree's table shrinks by the hosts per
+//! edge switch, and stays in the caches (a read per switch hop).
 
 use super::topology::{LinkSpec, NodeKind, NodeSpec};
 use std::collections::{HashMap, VecDeque};
