@@ -328,3 +328,33 @@ def test_the_summary_shows_the_first_flows_escapes_names_and_says_partial():
     assert _balanced(page) and "<script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
     assert "first 5 of 8 flows" in page and page.count("<td>D&amp;&lt;</td>") == 5
     assert "partial result</b> at" in page and "max_events" in page
+
+
+@pytest.mark.parametrize(
+    "scenario, duration",
+    [
+        ("scenarios/baseline/bcn.toml", "12ms"),  # rate limiters
+        ("scenarios/dctcp/long_flows.toml", "2ms"),  # transport
+        ("scenarios/pfc/lossless_and_lossy.toml", "1ms"),  # buffers
+    ],
+)
+def test_name_columns_built_in_arrow_equal_numpy_repeats(monkeypatch, scenario, duration):
+    """The long tables' name columns (`_repeat_names`) are what pandas made of
+    `np.repeat` before: same values, same dtype, for every table."""
+    from cnsim import api, results
+    from cnsim.overrides import override_pairs
+
+    text = open(scenario, encoding="utf-8").read()
+    raw = api._run_core(text, scenario, override_pairs({"duration": duration}, {}), "toml", None, False)
+    fast = results.Result.from_core(raw)
+    monkeypatch.setattr(results, "_repeat_names", np.repeat)
+    slow = results.Result.from_core(raw)
+    tables = fast.tables()
+    assert tables.keys() == slow.tables().keys()
+    checked = 0
+    for name, table in tables.items():
+        pd.testing.assert_frame_equal(table, slow.tables()[name], check_exact=True, obj=name)
+        checked += len(table) > 0
+    assert checked >= 5
+    names = fast.flow_throughput["flow"]
+    assert names.dtype == pd.Series(["a"]).dtype
