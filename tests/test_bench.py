@@ -56,3 +56,16 @@ def test_cnsim_bench_runs_and_writes_its_numbers(tmp_path, capsys):
     assert cnsim._core.BUILD in ("release", "release, PGO")
     printed = capsys.readouterr().out
     assert "A no_cm" in printed and cnsim._core.BUILD in printed
+
+
+def test_a_benchmark_that_cannot_split_says_how_many_threads_it_used(tmp_path, capsys):
+    # The incast's star has one switch: no link between switches to split on.
+    out = tmp_path / "bench.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "incast", "--quick", "--threads", "2", "--json", str(out)])
+    assert exit_.value.code == 0
+    (row,) = json.loads(out.read_text())["benchmarks"]
+    assert (row["threads"], row["threads_used"]) == (2, 1)
+    assert row["threads_note"] == "no link between two switches with a delay"
+    assert ("note: incast 1024 ran on 1 of 2 threads: no link between two switches with a delay"
+            in capsys.readouterr().out)

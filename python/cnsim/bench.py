@@ -116,6 +116,7 @@ def run_benchmark(b: Benchmark, quick: bool = False, threads: int = 1) -> dict[s
     totals = {"wall_s": 0.0, "simulated_s": 0.0, "events": 0, "frame_hops": 0, "peak_memory_bytes": 0,
               "rss_growth_bytes": 0}
     started = time.perf_counter()
+    used, notes = threads, set()
     for seed in range(1, seeds + 1):
         reset_peak_memory()
         s = run(b.scenario, seed=seed, set=overrides, threads=threads).summary
@@ -125,6 +126,8 @@ def run_benchmark(b: Benchmark, quick: bool = False, threads: int = 1) -> dict[s
         totals["frame_hops"] += s["frame_hops"]
         totals["peak_memory_bytes"] = max(totals["peak_memory_bytes"], s.get("peak_memory_bytes") or 0)
         totals["rss_growth_bytes"] = max(totals["rss_growth_bytes"], s.get("rss_growth_bytes") or 0)
+        used = min(used, s.get("threads_used", threads))
+        notes.update([s["threads_note"]] if s.get("threads_note") else [])
     wall = totals["wall_s"]
     return {
         "name": b.name,
@@ -133,6 +136,9 @@ def run_benchmark(b: Benchmark, quick: bool = False, threads: int = 1) -> dict[s
         "overrides": overrides,
         "runs": seeds,
         "threads": threads,
+        # Fewer when a run could not be split as asked (the summary's reason).
+        "threads_used": used,
+        "threads_note": "; ".join(sorted(notes)) or None,
         **totals,
         "events_per_s": totals["events"] / wall if wall > 0 else None,
         "frame_hops_per_s": totals["frame_hops"] / wall if wall > 0 else None,

@@ -517,6 +517,7 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
           threads: int) -> int:
     """Run the benchmark set (bench/benchmarks.toml), or the benchmarks whose name starts with one of NAMES."""
     from rich.console import Console
+    from rich.markup import escape
 
     from . import bench as benchmarks
     from .console import bench_table
@@ -539,6 +540,10 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
         with console.status(f"{b.name}: {b.about}"):
             rows.append(benchmarks.run_benchmark(b, quick=quick, threads=threads))
     console.print(bench_table(rows))
+    for r in rows:
+        if r["threads_used"] < r["threads"]:
+            console.print(f"[bold]note:[/bold] {escape(r['name'])} ran on {r['threads_used']} of {r['threads']} "
+                          f"threads: {escape(r['threads_note'] or 'the run could not be split further')}")
     peer_json = json_out.with_name(json_out.stem + "-ns3.json") if (json_out and peers) else None
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
