@@ -67,5 +67,5 @@ def test_a_benchmark_that_cannot_split_says_how_many_threads_it_used(tmp_path, c
     (row,) = json.loads(out.read_text())["benchmarks"]
     assert (row["threads"], row["threads_used"]) == (2, 1)
     assert row["threads_note"] == "no link between two switches with a delay"
-    assert ("note: incast 1024 ran on 1 of 2 threads: no link between two switches with a delay"
+    assert ("note: incast 1024 ran on 1 thread, not the 2 requested: no link between two switches with a delay"
             in capsys.readouterr().out)

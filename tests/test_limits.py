@@ -151,45 +151,6 @@ def test_a_run_that_cannot_be_split_says_so(cli, tmp_path):
     assert "note:" not in res.out and "requested" not in res.out
 
 
-def test_e2cm_probes_keep_a_run_on_one_thread(write_scenario):
-    # Two switches joined by a link with a delay split, unless E2CM probes.
-    text = """
-        duration = "1ms"
-        bin = "500us"
-        [defaults.link]
-        rate = "10Gbps"
-        delay = "1us"
-        [defaults.switch]
-        latency = "1us"
-        [defaults.host]
-        voq = true
-        [[switches]]
-        name = "S0"
-        [[switches]]
-        name = "S1"
-        [[hosts]]
-        name = "A"
-        [[hosts]]
-        name = "B"
-        [[links]]
-        between = ["S0", "S1"]
-        [[links]]
-        between = ["A", "S0"]
-        [[links]]
-        between = ["B", "S1"]
-        [[sources]]
-        host = "A"
-        to = "B"
-        load = 0.5
-        """
-    plain = cnsim.run(write_scenario(text, "plain.toml"), threads=2)
-    assert (plain.summary["threads_used"], plain.summary["threads_note"]) == (2, None)
-    probing = cnsim.run(write_scenario(text + "[bcn]\n[e2cm]\n", "e2cm.toml"), threads=2)
-    assert probing.flows["probes_sent"].sum() > 0
-    assert probing.summary["threads_used"] == 1
-    assert probing.summary["threads_note"] == "E2CM's probes share one pool of records"
-
-
 def test_results_saved_before_the_thread_counts_still_load_and_compare(tmp_path):
     r = cnsim.run(E2CM, duration="2ms", threads=2)
     path = r.save(tmp_path / "old")

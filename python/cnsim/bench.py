@@ -127,7 +127,8 @@ def run_benchmark(b: Benchmark, quick: bool = False, threads: int = 1) -> dict[s
         totals["peak_memory_bytes"] = max(totals["peak_memory_bytes"], s.get("peak_memory_bytes") or 0)
         totals["rss_growth_bytes"] = max(totals["rss_growth_bytes"], s.get("rss_growth_bytes") or 0)
         used = min(used, s.get("threads_used", threads))
-        notes.update([s["threads_note"]] if s.get("threads_note") else [])
+        if s.get("threads_note"):
+            notes.add(s["threads_note"])
     wall = totals["wall_s"]
     return {
         "name": b.name,

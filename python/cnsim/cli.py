@@ -520,7 +520,7 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
     from rich.markup import escape
 
     from . import bench as benchmarks
-    from .console import bench_table
+    from .console import bench_table, notes_of
 
     try:
         chosen = benchmarks.select(benchmarks.load_benchmarks(), names)
@@ -541,9 +541,9 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
             rows.append(benchmarks.run_benchmark(b, quick=quick, threads=threads))
     console.print(bench_table(rows))
     for r in rows:
-        if r["threads_used"] < r["threads"]:
-            console.print(f"[bold]note:[/bold] {escape(r['name'])} ran on {r['threads_used']} of {r['threads']} "
-                          f"threads: {escape(r['threads_note'] or 'the run could not be split further')}")
+        run = {"threads_requested": r["threads"], "threads_used": r["threads_used"], "threads_note": r["threads_note"]}
+        for line in notes_of(run):
+            console.print(f"[bold]note:[/bold] {escape(r['name'])} {escape(line)}")
     peer_json = json_out.with_name(json_out.stem + "-ns3.json") if (json_out and peers) else None
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

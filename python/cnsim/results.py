@@ -633,7 +633,6 @@ _TIMING_KEYS = ("wall_time_s", "events_per_s", "frame_hops_per_s", "slowdown", "
 _EXECUTION_KEYS = (*_TIMING_KEYS, "threads_requested", "threads_used", "threads_note")
 
 
-
 def _repeat_names(names: np.ndarray, n: int) -> Any:
     """``np.repeat(names, n)``, each name ``n`` times, as the column pandas makes of it.
 

@@ -114,34 +114,24 @@ impl Routes {
                 }
             }
         }
-        let mut class_of = vec![u32::MAX; n_hosts];
-        let mut switch_class = vec![u32::MAX; n];
-        let mut n_classes = 0u32;
-        // Hosts that no switch reaches (linked to a host, or to nothing)
-        // share one column, which stays without routes.
-        let mut unreached = u32::MAX;
+        // A switch's column, by node; the last entry is the column of the
+        // hosts that no switch reaches (linked to a host, or to nothing),
+        // which stays without routes.
+        let mut shared = vec![u32::MAX; n + 1];
+        let mut class_of = Vec::with_capacity(n_hosts);
+        let mut n_classes = 0;
         for h in 0..n_hosts {
-            let w = host_peer[h];
-            let behind_switch = w != u32::MAX && !nodes[w as usize].is_host();
-            let shared = if named[h] {
-                None
-            } else if behind_switch {
-                Some(&mut switch_class[w as usize])
+            let w = host_peer[h] as usize;
+            let column = if w < n && !nodes[w].is_host() { w } else { n };
+            if named[h] || shared[column] == u32::MAX {
+                class_of.push(n_classes);
+                n_classes += 1;
+                if !named[h] {
+                    shared[column] = n_classes - 1;
+                }
             } else {
-                Some(&mut unreached)
-            };
-            class_of[h] = match shared {
-                Some(c) if *c != u32::MAX => *c,
-                Some(c) => {
-                    *c = n_classes;
-                    n_classes += 1;
-                    *c
-                }
-                None => {
-                    n_classes += 1;
-                    n_classes - 1
-                }
-            };
+                class_of.push(shared[column]);
+            }
         }
         let n_classes = n_classes as usize;
         let mut next = vec![NO_ROUTE; rows * n_classes];
@@ -615,8 +605,7 @@ between = ["S2", "H2"]
         let nodes = &sc.nodes;
         let adj = adjacency(nodes.len(), &sc.links);
         let mut table = Vec::new();
-        for (t, target) in nodes.iter().enumerate().filter(|(_, x)| x.is_host()) {
-            let _ = target;
+        for t in (0..nodes.len()).filter(|&t| nodes[t].is_host()) {
             let mut dist = vec![u32::MAX; nodes.len()];
             let mut col = vec![Vec::new(); nodes.len()];
             if let Some(&(_, w)) = adj[t].first().filter(|&&(_, w)| !nodes[w].is_host()) {
