@@ -78,6 +78,39 @@ impl Threshold {
     }
 }
 
+/// A `Threshold` as the MMU evaluates it at every admission and release:
+/// a dynamic α with a power-of-two denominator is a multiply and a shift.
+#[derive(Debug, Clone, Copy)]
+enum Limit {
+    Static(u64),
+    Shifted { num: u64, shift: u32 },
+    Fraction(Alpha),
+}
+
+impl Limit {
+    fn new(t: Threshold) -> Limit {
+        match t {
+            Threshold::Static(b) => Limit::Static(b.0),
+            Threshold::Dynamic(a) if a.den.is_power_of_two() => Limit::Shifted {
+                num: a.num as u64,
+                shift: a.den.trailing_zeros(),
+            },
+            Threshold::Dynamic(a) => Limit::Fraction(a),
+        }
+    }
+
+    /// The limit with `free` bytes of the pool free; `Threshold::bytes`'s
+    /// value.
+    #[inline]
+    fn bytes(self, free: u64) -> u64 {
+        match self {
+            Limit::Static(b) => b,
+            Limit::Shifted { num, shift } => ((free as u128 * num as u128) >> shift) as u64,
+            Limit::Fraction(a) => a.of(free),
+        }
+    }
+}
+
 /// How the buffer treats one priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -246,19 +279,27 @@ pub enum Admission {
     HeadroomOverflow,
 }
 
-/// One ingress (port, priority): its limits beside its use, so that an
-/// admission reads one place.
+/// One ingress (port, priority): its limits beside its use and its PFC
+/// state, so that an admission or a release reads one place.
 #[derive(Debug, Clone, Copy, Default)]
 struct IngressCell {
     reserve_limit: u64,
     headroom_limit: u64,
     used: IngressUse,
+    /// PFC holds the upstream of this queue: the switch's PFC sender
+    /// decides it, the engine copies it here (`set_held`).
+    held: bool,
 }
 
 /// A switch's buffer state.
 #[derive(Debug, Clone)]
 pub struct Mmu {
     classes: [ClassMode; CLASSES],
+    /// Bit c: priority c is lossless.
+    lossless: u8,
+    /// Per lossless priority: its XOFF threshold and resume offset, ready
+    /// to evaluate (`pfc_decision`).
+    xoff: [(Limit, u64); CLASSES],
     /// Size of the shared pool.
     pool: u64,
     /// Bytes of the shared pool in use, over all queues.
@@ -314,6 +355,16 @@ impl Mmu {
         let pool = spec.total.0 - reserved - headroom;
         Ok(Mmu {
             classes: spec.classes,
+            lossless: (0..CLASSES)
+                .filter(|&c| matches!(spec.classes[c], ClassMode::Lossless { .. }))
+                .fold(0, |m, c| m | (1 << c)),
+            xoff: spec.classes.map(|c| match c {
+                ClassMode::Lossless {
+                    xoff,
+                    resume_offset,
+                } => (Limit::new(xoff), resume_offset.0),
+                ClassMode::Lossy { .. } => (Limit::Static(0), 0),
+            }),
             pool,
             shared_used: 0,
             headroom_used: 0,
@@ -325,6 +376,7 @@ impl Mmu {
                     reserve_limit: r.0,
                     headroom_limit: h.0,
                     used: IngressUse::default(),
+                    held: false,
                 })
                 .collect(),
         })
@@ -344,6 +396,9 @@ impl Mmu {
     /// goes into headroom if it fits there, and a lossy frame is dropped.
     #[inline]
     pub fn admit(&mut self, in_port: usize, prio: u8, bytes: u32, egress_queued: u64) -> Admission {
+        if self.admit_to_reserve(in_port, prio, bytes) {
+            return Admission::Admitted;
+        }
         let i = index(in_port, prio);
         let bytes = bytes as u64;
         let cell = self.ingress[i];
@@ -380,6 +435,37 @@ impl Mmu {
         Admission::Admitted
     }
 
+    /// `admit` for a frame that fits what is left of its queue's reserve
+    /// (the common case): it takes reserve only, and the shared pool and
+    /// headroom do not change. `false`, changing nothing, if it does not
+    /// fit.
+    #[inline(always)]
+    pub fn admit_to_reserve(&mut self, in_port: usize, prio: u8, bytes: u32) -> bool {
+        let cell = &mut self.ingress[index(in_port, prio)];
+        let fits = bytes as u64 <= cell.reserve_limit - cell.used.reserve.0;
+        if fits {
+            cell.used.reserve.0 += bytes as u64;
+        }
+        fits
+    }
+
+    /// `release` for a queue that holds reserve only (the common case): the
+    /// shared pool and headroom do not change. `false`, changing nothing,
+    /// if the queue holds shared room or headroom.
+    #[inline(always)]
+    pub fn release_from_reserve(&mut self, in_port: usize, prio: u8, bytes: u32) -> bool {
+        let u = &mut self.ingress[index(in_port, prio)].used;
+        let reserve_only = u.shared.0 == 0 && u.headroom.0 == 0;
+        if reserve_only {
+            assert!(
+                bytes as u64 <= u.reserve.0,
+                "release of {bytes} B not held by ingress ({in_port}, {prio})"
+            );
+            u.reserve.0 -= bytes as u64;
+        }
+        reserve_only
+    }
+
     /// A frame admitted from the same port with the same priority has left.
     ///
     /// The counters do not remember which bytes a given frame took: the
@@ -393,6 +479,9 @@ impl Mmu {
     /// headroom only with a full reserve.
     #[inline]
     pub fn release(&mut self, in_port: usize, prio: u8, bytes: u32) {
+        if self.release_from_reserve(in_port, prio, bytes) {
+            return;
+        }
         let i = index(in_port, prio);
         let bytes = bytes as u64;
         let u = &mut self.ingress[i].used;
@@ -420,23 +509,38 @@ impl Mmu {
     /// A dynamic threshold moves with every change of the shared pool's
     /// use, so any admission or release may change the answer for every
     /// lossless ingress queue of the switch, not only the one it touched.
-    #[inline]
+    #[inline(always)]
     pub fn pfc_decision(&self, in_port: usize, prio: u8) -> Option<bool> {
-        let ClassMode::Lossless {
-            xoff,
-            resume_offset,
-        } = self.classes[prio as usize]
-        else {
+        if self.lossless & (1 << prio) == 0 {
             return None;
-        };
+        }
+        let (xoff, resume_offset) = self.xoff[prio as usize];
         let u = self.ingress[index(in_port, prio)].used;
         let threshold = xoff.bytes(self.pool - self.shared_used);
         if u.headroom.0 > 0 || u.shared.0 >= threshold {
             Some(true)
-        } else if u.shared.0 + resume_offset.0 <= threshold {
+        } else if u.shared.0 + resume_offset <= threshold {
             Some(false)
         } else {
             None
+        }
+    }
+
+    /// `pfc_decision` where it differs from what PFC holds now: `Some(true)`
+    /// to pause ingress (`in_port`, `prio`), `Some(false)` to resume it,
+    /// `None` to leave it. Lossy priorities return at the first test.
+    #[inline(always)]
+    pub fn pfc_change(&self, in_port: usize, prio: u8) -> Option<bool> {
+        let hold = self.pfc_decision(in_port, prio)?;
+        (hold != self.ingress[index(in_port, prio)].held).then_some(hold)
+    }
+
+    /// PFC holds the upstream of `in_port` for the priorities in `mask` (bit
+    /// c: priority c) and releases the others: the PFC sender's state, which
+    /// `pfc_change` compares its decisions with.
+    pub fn set_held(&mut self, in_port: usize, mask: u8) {
+        for prio in 0..CLASSES as u8 {
+            self.ingress[index(in_port, prio)].held = mask & (1 << prio) != 0;
         }
     }
 
@@ -712,6 +816,72 @@ mod tests {
         assert_eq!(resumed_at, Some(7000));
         // A lossy priority is never paused.
         assert_eq!(m.pfc_decision(0, 0), None);
+    }
+
+    #[test]
+    fn pfc_change_reports_a_decision_only_where_it_differs_from_what_is_held() {
+        let mut m = mmu(
+            1_000_000,
+            2,
+            LOSSY,
+            lossless(Threshold::Static(Bytes(10_000)), 3000),
+            2000,
+            10_000,
+        );
+        // Within its reserve and far below XOFF: resume, which it is.
+        m.admit(0, 1, 3, 1000);
+        assert_eq!(m.pfc_decision(0, 3), Some(false));
+        assert_eq!(m.pfc_change(0, 3), None);
+        // At XOFF: pause, until PFC holds it.
+        while m.ingress(0, 3).shared.0 < 10_000 {
+            m.admit(0, 1, 3, 1000);
+        }
+        assert_eq!(m.pfc_change(0, 3), Some(true));
+        m.mmu.set_held(0, 1 << 3);
+        assert_eq!(m.pfc_change(0, 3), None);
+        // Between XON and XOFF nothing changes; at XON it resumes.
+        m.release(0, 1, 3, 1000);
+        assert_eq!(m.pfc_decision(0, 3), None);
+        assert_eq!(m.pfc_change(0, 3), None);
+        while m.ingress(0, 3).shared.0 > 7000 {
+            m.release(0, 1, 3, 1000);
+        }
+        assert_eq!(m.pfc_change(0, 3), Some(false));
+        // Holding one priority of a port says nothing of another, nor of
+        // another port; a lossy priority never changes.
+        assert!(!m.ingress[index(0, 2)].held && !m.ingress[index(1, 3)].held);
+        m.mmu.set_held(0, 0);
+        assert_eq!(m.pfc_change(0, 3), None);
+        assert_eq!(m.pfc_change(0, 0), None);
+    }
+
+    #[test]
+    fn the_reserve_paths_take_only_what_fits_and_give_back_only_reserve() {
+        let mut m = mmu(
+            1_000_000,
+            2,
+            LOSSY,
+            lossless(Threshold::Static(Bytes(10_000)), 3000),
+            2000,
+            10_000,
+        )
+        .mmu;
+        assert!(m.admit_to_reserve(0, 3, 1500));
+        // 500 B of reserve left: a 1000-B frame does not fit and changes nothing.
+        assert!(!m.admit_to_reserve(0, 3, 1000));
+        assert_eq!(m.ingress(0, 3).reserve, Bytes(1500));
+        assert_eq!(m.admit(0, 3, 1000, 0), Admission::Admitted);
+        let u = m.ingress(0, 3);
+        assert_eq!((u.reserve, u.shared), (Bytes(2000), Bytes(500)));
+        // A queue holding shared room does not release from its reserve.
+        assert!(!m.release_from_reserve(0, 3, 1000));
+        m.release(0, 3, 1000);
+        assert_eq!(
+            (m.ingress(0, 3).reserve, m.shared_used()),
+            (Bytes(1500), Bytes(0))
+        );
+        assert!(m.release_from_reserve(0, 3, 1500));
+        assert_eq!(m.held(), Bytes(0));
     }
 
     #[test]

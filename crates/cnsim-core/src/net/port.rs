@@ -4,9 +4,9 @@
 
 use super::ecn::PortMarking;
 use super::frame::Frame;
-use super::sched::{SchedSpec, Scheduler};
+use super::sched::{Classes, Dwrr, SchedSpec, Scheduler};
 use crate::flowctl::pause::PortPause;
-use crate::flowctl::pfc::{PfcFrame, PfcReceiver, PfcSender, PFC_CLASSES};
+use crate::flowctl::pfc::{PfcEffects, PfcFrame, PfcReceiver, PfcSender, PFC_CLASSES};
 use crate::units::{Rate, Time};
 use std::collections::VecDeque;
 
@@ -66,44 +66,106 @@ pub struct Port {
     pub pause: PortPause,
     /// Traffic classes beyond the one `queue` holds, and PFC; `None` when
     /// the scenario has one class and no PFC (the studies' fast path).
+    /// Set with `set_classes`.
     pub classes: Option<Box<PortClasses>>,
+    /// With classes: which have frames, which are paused, whose turn it
+    /// is.
+    turn: ClassTurn,
 }
+
+/// What a port's classes change at every frame besides their own queues:
+/// which classes have frames, which PFC has paused, and the scheduler's
+/// turn. Five bytes, kept in the port itself (where its layout has
+/// padding), so that an enqueue and a pick read no line of `PortClasses`
+/// but those of the classes they touch.
+#[derive(Debug, Clone, Copy)]
+struct ClassTurn {
+    /// Bit c: class c has a frame queued.
+    backlogged: u8,
+    /// Bit c: PFC has paused class c (the `pfc_receiver`'s mask, copied
+    /// where it changes: `pfc_received`, `pfc_expired`).
+    paused: u8,
+    sched: Scheduler,
+}
+
+// The port's turn fits in what would be padding.
+const _: () = assert!(std::mem::size_of::<Port>() == 232);
 
 /// A port's traffic classes: an output queue per class (class 0 is the
 /// port's `queue`), the scheduler choosing among them, the per-class
 /// ingress accounting PFC decides on, and the port's PFC state.
 ///
-/// Fields are laid out in the order a frame's enqueue, start and dequeue
-/// read them, on cache-line boundaries (`repr(C)`): a port's classes are
-/// touched a few times per frame, far apart in time, and each line they
-/// spread over is a likely cache miss on a fabric.
+/// Laid out for a fabric, where a port's classes are touched a few times
+/// per frame, far apart in time, and each cache line they spread over is a
+/// likely miss (`repr(C)`): the first line holds what a transmission's
+/// start and end read (ECN, pending PFC); then one line per class, its
+/// queue with its counters and DWRR state; then what PFC and the results
+/// read. The few bits every frame changes besides are in the port itself
+/// (`ClassTurn`).
 #[repr(C, align(64))]
 pub struct PortClasses {
-    /// Bytes queued per class (the port's `occupancy` is their sum).
-    pub occupancy: [u64; PFC_CLASSES],
-    /// Bit c: class c has a frame queued.
-    backlogged: u8,
-    /// A PFC frame waiting to go out ahead of data (decisions taken while
-    /// it waits join it).
-    pub pfc_pending: Option<PfcFrame>,
     /// ECN marking on this port's queues (a switch's ports with `ecn`).
     pub ecn: Option<PortMarking>,
-    /// Output queues of classes 1..8.
-    upper: [VecDeque<Frame>; PFC_CLASSES - 1],
-    pub sched: Scheduler,
-    /// Per class: frames transmitted, bytes transmitted, frames dropped,
-    /// bytes dropped, largest occupancy.
-    pub stats: [ClassStats; PFC_CLASSES],
+    /// A PFC frame waiting to go out ahead of data, empty when none waits
+    /// (decisions taken while it waits join it).
+    pub pfc_pending: PfcFrame,
+    class: [ClassQueue; PFC_CLASSES],
     /// PFC this port's transmitter has received, per class.
-    pub pfc_receiver: PfcReceiver,
+    pfc_receiver: PfcReceiver,
     /// PFC this port sends upstream, per class.
     pub pfc_sender: PfcSender,
+    /// Frames and bytes dropped, per class.
+    drops: [(u64, u64); PFC_CLASSES],
+    /// Frames each class's queue marked CE.
+    ecn_marked: [u64; PFC_CLASSES],
     /// Bytes held by this switch that arrived on this port, per class.
     pub ingress: [u64; PFC_CLASSES],
     /// The PFC frame on the wire.
     pub pfc_on_wire: PfcFrame,
 }
 
+// What a transmission reads before the classes fits one line.
+const _: () = assert!(std::mem::offset_of!(PortClasses, class) == 64);
+
+/// One class of a port: its queue, the counters a frame's enqueue and
+/// dequeue update, and its DWRR state, in one cache line.
+#[derive(Default)]
+#[repr(C, align(64))]
+struct ClassQueue {
+    /// The frames of classes 1..8 (class 0's are the port's `queue`).
+    frames: VecDeque<Frame>,
+    /// Bytes queued (the port's `occupancy` is the sum over classes).
+    occupancy: u64,
+    max_occupancy: u64,
+    tx_bytes: u64,
+    dwrr: Dwrr,
+}
+
+const _: () = assert!(std::mem::size_of::<ClassQueue>() == 64);
+
+/// The port's classes as the scheduler sees them.
+struct SchedView<'a> {
+    queue: &'a VecDeque<Frame>,
+    class: &'a mut [ClassQueue; PFC_CLASSES],
+}
+
+impl Classes for SchedView<'_> {
+    #[inline(always)]
+    fn head(&self, class: u8) -> Option<u32> {
+        match class {
+            0 => self.queue.front(),
+            c => self.class[c as usize].frames.front(),
+        }
+        .map(|f| f.size as u32)
+    }
+
+    #[inline(always)]
+    fn dwrr(&mut self, class: u8) -> &mut Dwrr {
+        &mut self.class[class as usize].dwrr
+    }
+}
+
+/// What the results report of one class of a port.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClassStats {
     pub tx_bytes: u64,
@@ -119,24 +181,59 @@ impl PortClasses {
     /// port's queue.
     #[inline(never)]
     pub fn dropped(&mut self, class: u8, bytes: u64) {
-        let st = &mut self.stats[class as usize];
-        st.drops_frames += 1;
-        st.drops_bytes += bytes;
+        let d = &mut self.drops[class as usize];
+        d.0 += 1;
+        d.1 += bytes;
+    }
+
+    /// The frame leaving the queue of `class` was marked CE.
+    pub fn marked(&mut self, class: u8) {
+        self.ecn_marked[class as usize] += 1;
+    }
+
+    /// Bytes queued in `class`.
+    #[inline]
+    pub fn occupancy(&self, class: u8) -> u64 {
+        self.class[class as usize].occupancy
+    }
+
+    pub fn stats(&self, class: u8) -> ClassStats {
+        let q = &self.class[class as usize];
+        let (drops_frames, drops_bytes) = self.drops[class as usize];
+        ClassStats {
+            tx_bytes: q.tx_bytes,
+            drops_frames,
+            drops_bytes,
+            max_occupancy: q.max_occupancy,
+            ecn_marked: self.ecn_marked[class as usize],
+        }
+    }
+
+    /// Bytes class `class` may still send in DWRR.
+    pub fn deficit(&self, class: u8) -> u64 {
+        self.class[class as usize].dwrr.deficit as u64
+    }
+
+    /// The PFC this port's transmitter has received.
+    pub fn pfc_receiver(&self) -> &PfcReceiver {
+        &self.pfc_receiver
     }
 
     pub fn new(sched: &SchedSpec) -> PortClasses {
+        let dwrr = sched.dwrr_state();
         PortClasses {
-            upper: Default::default(),
-            occupancy: [0; PFC_CLASSES],
-            backlogged: 0,
-            sched: Scheduler::new(sched),
-            ingress: [0; PFC_CLASSES],
-            pfc_sender: PfcSender::default(),
-            pfc_receiver: PfcReceiver::default(),
-            pfc_pending: None,
-            pfc_on_wire: PfcFrame::default(),
-            stats: [ClassStats::default(); PFC_CLASSES],
             ecn: None,
+            pfc_pending: PfcFrame::default(),
+            class: std::array::from_fn(|c| ClassQueue {
+                dwrr: dwrr[c],
+                ..Default::default()
+            }),
+            pfc_receiver: PfcReceiver::default(),
+            pfc_sender: PfcSender::default(),
+            drops: [(0, 0); PFC_CLASSES],
+            ecn_marked: [0; PFC_CLASSES],
+            ingress: [0; PFC_CLASSES],
+            pfc_on_wire: PfcFrame::default(),
         }
     }
 }
@@ -175,7 +272,42 @@ impl Port {
             input_occupancy: 0,
             pause: PortPause::default(),
             classes: None,
+            turn: ClassTurn {
+                backlogged: 0,
+                paused: 0,
+                sched: Scheduler::new(&SchedSpec::strict()),
+            },
         }
+    }
+
+    /// The port's classes and PFC state, scheduled by `sched`.
+    pub fn set_classes(&mut self, classes: PortClasses, sched: &SchedSpec) {
+        self.classes = Some(Box::new(classes));
+        self.turn.sched = Scheduler::new(sched);
+    }
+
+    /// A PFC frame takes effect at this port's transmitter
+    /// (`PfcReceiver::on_frame`); the pick sees the classes it pauses.
+    pub fn pfc_received(&mut self, now: Time, f: &PfcFrame, rate: Rate) -> PfcEffects {
+        let pc = self.classes.as_deref_mut().expect("PFC ports have classes");
+        let effects = pc.pfc_receiver.on_frame(now, f, rate);
+        self.turn.paused = pc.pfc_receiver.paused_mask();
+        effects
+    }
+
+    /// The pause timer of `class` set with `generation` may have run out
+    /// (`PfcReceiver::expire`); the pick sees the class again if so.
+    pub fn pfc_expired(&mut self, class: u8, generation: u32, now: Time) -> bool {
+        let pc = self.classes.as_deref_mut().expect("PFC ports have classes");
+        let resumed = pc.pfc_receiver.expire(class, generation, now);
+        self.turn.paused = pc.pfc_receiver.paused_mask();
+        resumed
+    }
+
+    /// PFC has paused `class` at this port's transmitter.
+    #[inline]
+    pub fn class_paused(&self, class: u8) -> bool {
+        self.turn.paused & (1 << class) != 0
     }
 
     /// The output queue of `class`.
@@ -183,13 +315,16 @@ impl Port {
     pub fn class_queue(&mut self, class: u8) -> &mut VecDeque<Frame> {
         match (class, self.classes.as_deref_mut()) {
             (0, _) | (_, None) => &mut self.queue,
-            (c, Some(pc)) => &mut pc.upper[c as usize - 1],
+            (c, Some(pc)) => &mut pc.class[c as usize].frames,
         }
     }
 
     /// Every frame in the output queues, class by class.
     pub fn queued(&self) -> impl Iterator<Item = &Frame> {
-        let upper = self.classes.iter().flat_map(|pc| pc.upper.iter().flatten());
+        let upper = self
+            .classes
+            .iter()
+            .flat_map(|pc| pc.class[1..].iter().flat_map(|q| &q.frames));
         self.queue.iter().chain(upper)
     }
 
@@ -207,13 +342,13 @@ impl Port {
     fn enqueue_class(&mut self, frame: Frame) {
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let c = frame.class() as usize;
-        pc.occupancy[c] += frame.size as u64;
-        pc.backlogged |= 1 << c;
-        let st = &mut pc.stats[c];
-        st.max_occupancy = st.max_occupancy.max(pc.occupancy[c]);
+        self.turn.backlogged |= 1 << c;
+        let q = &mut pc.class[c];
+        q.occupancy += frame.size as u64;
+        q.max_occupancy = q.max_occupancy.max(q.occupancy);
         match c {
             0 => self.queue.push_back(frame),
-            c => pc.upper[c - 1].push_back(frame),
+            _ => q.frames.push_back(frame),
         }
     }
 
@@ -233,16 +368,21 @@ impl Port {
 
     #[inline(never)]
     fn dequeue_class(&mut self, class: u8) -> Option<Frame> {
-        let queue = self.class_queue(class);
+        let pc = self.classes.as_deref_mut().expect("called with classes");
+        let q = &mut pc.class[class as usize];
+        let queue = match class {
+            0 => &mut self.queue,
+            _ => &mut q.frames,
+        };
         let frame = queue.pop_front()?;
         let emptied = queue.is_empty();
-        let pc = self.classes.as_deref_mut().expect("called with classes");
         let size = frame.size as u64;
-        pc.occupancy[class as usize] -= size;
-        pc.stats[class as usize].tx_bytes += size;
+        q.occupancy -= size;
+        q.tx_bytes += size;
         if emptied {
-            pc.backlogged &= !(1 << class);
-            pc.sched.emptied(class);
+            // DRR: a queue that empties leaves the round with its deficit.
+            self.turn.backlogged &= !(1 << class);
+            q.dwrr.deficit = 0;
         }
         Some(frame)
     }
@@ -252,8 +392,10 @@ impl Port {
     /// has not paused.
     #[inline(always)]
     pub fn next_class(&mut self) -> Option<(u8, u16)> {
-        match self.classes {
+        match self.classes.as_deref() {
             None => self.queue.front().map(|f| (0, f.size)),
+            // An empty port (often, after a frame has left) needs no pick.
+            Some(_) if self.turn.backlogged == 0 => None,
             Some(_) => self.scheduled_class(),
         }
     }
@@ -263,17 +405,13 @@ impl Port {
     #[inline(never)]
     fn scheduled_class(&mut self) -> Option<(u8, u16)> {
         let pc = self.classes.as_deref_mut().expect("called with classes");
-        let (queue, upper) = (&self.queue, &pc.upper);
-        let head = |c: u8| {
-            match c {
-                0 => queue.front(),
-                c => upper[c as usize - 1].front(),
-            }
-            .map_or(0, |f| f.size as u32)
+        let mut view = SchedView {
+            queue: &self.queue,
+            class: &mut pc.class,
         };
-        let blocked = pc.pfc_receiver.paused_mask();
-        let class = pc.sched.pick_ready(pc.backlogged, blocked, head)?;
-        Some((class, head(class) as u16))
+        let t = &mut self.turn;
+        let (class, size) = t.sched.pick_ready(t.backlogged, t.paused, &mut view)?;
+        Some((class, size as u16))
     }
 
     /// Wire time of `bytes` starting now: a multiplication on the common

@@ -2,12 +2,17 @@
 //! next frame. Strict priority, deficit-weighted round robin (DWRR), or
 //! strict classes above DWRR ones.
 //!
-//! The scheduler sees the queues only through a closure giving each
-//! class's head frame size, and a mask of the classes PFC has paused; it
-//! holds no frames and allocates nothing.
+//! The scheduler sees the queues through `Classes`: each class's head
+//! frame size and its DWRR state, which the port keeps beside the class's
+//! queue (one cache line per class); and a mask of the classes PFC has
+//! paused. It holds no frames and allocates nothing.
 
 use super::mmu::CLASSES;
 use crate::units::Bytes;
+
+/// The largest DWRR quantum: a deficit (less than a frame of at most
+/// 64 KiB, plus one quantum) then fits in 32 bits.
+pub const MAX_QUANTUM: u64 = (u32::MAX - u16::MAX as u32) as u64;
 
 /// How one class is served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -16,8 +21,9 @@ pub enum ClassSched {
     /// Before every weighted class; among strict classes the higher class
     /// number goes first (802.1Q's strict-priority selection: 7 highest).
     Strict,
-    /// DWRR with this quantum (bytes of credit per round). A quantum of at
-    /// least the largest frame lets each visit send at least one frame.
+    /// DWRR with this quantum (bytes of credit per round, at most
+    /// `MAX_QUANTUM`). A quantum of at least the largest frame lets each
+    /// visit send at least one frame.
     Weighted(Bytes),
 }
 
@@ -45,22 +51,64 @@ impl SchedSpec {
 
     /// Why the spec cannot be used, if it cannot.
     pub fn validate(&self) -> Result<(), String> {
-        match self
-            .classes
-            .iter()
-            .position(|c| *c == ClassSched::Weighted(Bytes(0)))
-        {
-            Some(c) => Err(format!("class {c} has a zero DWRR quantum")),
-            None => Ok(()),
+        for (c, class) in self.classes.iter().enumerate() {
+            match *class {
+                ClassSched::Weighted(Bytes(0)) => {
+                    return Err(format!("class {c} has a zero DWRR quantum"))
+                }
+                ClassSched::Weighted(Bytes(q)) if q > MAX_QUANTUM => {
+                    return Err(format!(
+                        "class {c} has a DWRR quantum of {q} B, above {MAX_QUANTUM} B"
+                    ))
+                }
+                _ => {}
+            }
         }
+        Ok(())
+    }
+
+    /// Each class's DWRR state at the start: its quantum and no deficit
+    /// (a zero quantum for strict classes).
+    pub fn dwrr_state(&self) -> [Dwrr; CLASSES] {
+        self.classes.map(|class| match class {
+            ClassSched::Strict => Dwrr::default(),
+            ClassSched::Weighted(q) => {
+                assert!(
+                    q.0 > 0 && q.0 <= MAX_QUANTUM,
+                    "a DWRR quantum of {q} (validated by the scenario)"
+                );
+                Dwrr {
+                    quantum: q.0 as u32,
+                    deficit: 0,
+                }
+            }
+        })
     }
 }
 
-/// An output port's scheduler state: DWRR's deficits and turn. The turn
-/// comes first and each class's quantum sits beside its deficit, so that a
-/// pick among the first few classes reads one cache line.
-#[derive(Debug, Clone)]
-#[repr(C, align(64))]
+/// One class's DWRR state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dwrr {
+    /// Bytes of credit per turn; 0 for strict classes.
+    pub quantum: u32,
+    /// Bytes the class may still send. A class whose queue empties loses
+    /// it (DRR's rule: an empty queue leaves the round): the port sets it
+    /// to 0 then.
+    pub deficit: u32,
+}
+
+/// What the scheduler reads and writes of a port's classes.
+pub trait Classes {
+    /// The size of the head frame of `class`, if it has one.
+    fn head(&self, class: u8) -> Option<u32>;
+    /// The DWRR state of `class`.
+    fn dwrr(&mut self, class: u8) -> &mut Dwrr;
+}
+
+/// An output port's scheduler state: which classes are strict, and whose
+/// turn it is in DWRR. Three bytes, beside the port's other per-frame
+/// state.
+#[derive(Debug, Clone, Copy)]
 pub struct Scheduler {
     /// Bit c: class c is strict.
     strict: u8,
@@ -68,41 +116,21 @@ pub struct Scheduler {
     current: u8,
     /// `current` has had its quantum for this turn.
     credited: bool,
-    dwrr: [Dwrr; CLASSES],
-}
-
-/// One class's DWRR state.
-#[derive(Debug, Clone, Copy, Default)]
-struct Dwrr {
-    /// Bytes of credit per turn; 0 for strict classes.
-    quantum: u64,
-    /// Bytes the class may still send.
-    deficit: u64,
 }
 
 impl Scheduler {
     pub fn new(spec: &SchedSpec) -> Scheduler {
-        let mut strict = 0;
-        let mut dwrr = [Dwrr::default(); CLASSES];
-        for (c, class) in spec.classes.iter().enumerate() {
-            match class {
-                ClassSched::Strict => strict |= 1 << c,
-                ClassSched::Weighted(q) => {
-                    assert!(q.0 > 0, "class {c}: a DWRR quantum of zero never sends");
-                    dwrr[c].quantum = q.0;
-                }
-            }
-        }
+        let strict = (0..CLASSES)
+            .filter(|&c| spec.classes[c] == ClassSched::Strict)
+            .fold(0, |m, c| m | (1 << c));
         Scheduler {
             strict,
             current: 0,
             credited: false,
-            dwrr,
         }
     }
 
-    /// The class whose head frame goes next, if any may go. `backlog(c)`
-    /// is the size of class c's head frame (`None`: empty); bit c of
+    /// The class whose head frame goes next, if any may go; bit c of
     /// `blocked` set means class c is paused by PFC. The caller sends the
     /// head of the returned class.
     ///
@@ -118,35 +146,36 @@ impl Scheduler {
     /// place in the cycle: the round passes over it without crediting it,
     /// so that a pause neither forfeits its unused credit nor lets credit
     /// pile up while it cannot send.
-    pub fn pick(&mut self, backlog: impl Fn(u8) -> Option<u32>, blocked: u8) -> Option<u8> {
+    pub fn pick(&mut self, classes: &mut impl Classes, blocked: u8) -> Option<u8> {
         let mut backlogged = 0u8;
         for c in 0..CLASSES as u8 {
-            match backlog(c) {
-                None => self.emptied(c),
+            match classes.head(c) {
+                None => classes.dwrr(c).deficit = 0,
                 Some(_) => backlogged |= 1 << c,
             }
         }
-        self.pick_ready(backlogged, blocked, |c| {
-            backlog(c).expect("a backlogged class has a head")
-        })
+        self.pick_ready(backlogged, blocked, classes)
+            .map(|(c, _)| c)
     }
 
     /// `pick` for a caller that knows which classes have frames
-    /// (`backlogged`, bit c) and calls `emptied` when a class's queue
-    /// empties (DRR's own rule: a queue that empties leaves the round and
-    /// its deficit goes). `head(c)` is the size of a backlogged class's
-    /// head frame; it is asked only for the classes the round visits.
+    /// (`backlogged`, bit c) and clears a class's deficit when its queue
+    /// empties (DRR's own rule). Only the classes the round visits are
+    /// read. The class picked comes with its head's size.
     #[inline]
     pub fn pick_ready(
         &mut self,
         backlogged: u8,
         blocked: u8,
-        head: impl Fn(u8) -> u32,
-    ) -> Option<u8> {
+        classes: &mut impl Classes,
+    ) -> Option<(u8, u32)> {
+        let head =
+            |classes: &mut _, c| Classes::head(classes, c).expect("a backlogged class has a head");
         let ready = backlogged & !blocked;
         let strict = ready & self.strict;
         if strict != 0 {
-            return Some(7 - strict.leading_zeros() as u8);
+            let c = 7 - strict.leading_zeros() as u8;
+            return Some((c, head(classes, c)));
         }
         let weighted = ready & !self.strict;
         if weighted == 0 {
@@ -156,17 +185,17 @@ impl Scheduler {
         // quantum, so this ends. The turn passes straight to the next
         // ready class in cyclic order (the others would be passed over).
         loop {
-            let c = self.current as usize;
+            let c = self.current;
             if weighted & (1 << c) != 0 {
-                let d = &mut self.dwrr[c];
+                let size = head(classes, c);
+                let d = classes.dwrr(c);
                 if !self.credited {
                     d.deficit += d.quantum;
                     self.credited = true;
                 }
-                let head = head(c as u8) as u64;
-                if head <= d.deficit {
-                    d.deficit -= head;
-                    return Some(c as u8);
+                if size <= d.deficit {
+                    d.deficit -= size;
+                    return Some((c, size));
                 }
             }
             let after = weighted & !(((2u16 << c) - 1) as u8);
@@ -175,17 +204,6 @@ impl Scheduler {
             self.credited = false;
         }
     }
-
-    /// The queue of `class` has emptied: it loses its DWRR deficit.
-    #[inline]
-    pub fn emptied(&mut self, class: u8) {
-        self.dwrr[class as usize].deficit = 0;
-    }
-
-    /// Bytes class `class` may still send in DWRR.
-    pub fn deficit(&self, class: u8) -> u64 {
-        self.dwrr[class as usize].deficit
-    }
 }
 
 #[cfg(test)]
@@ -193,37 +211,58 @@ mod tests {
     use super::*;
     use std::collections::VecDeque;
 
-    /// Eight class queues of frame sizes.
-    #[derive(Default)]
-    struct Queues([VecDeque<u32>; CLASSES]);
+    /// Eight class queues of frame sizes, with their DWRR state.
+    struct Queues {
+        q: [VecDeque<u32>; CLASSES],
+        dwrr: [Dwrr; CLASSES],
+    }
+
+    impl Classes for Queues {
+        fn head(&self, class: u8) -> Option<u32> {
+            self.q[class as usize].front().copied()
+        }
+        fn dwrr(&mut self, class: u8) -> &mut Dwrr {
+            &mut self.dwrr[class as usize]
+        }
+    }
+
+    /// A scheduler for `spec` and empty queues.
+    fn port(spec: &SchedSpec) -> (Scheduler, Queues) {
+        let q = Queues {
+            q: Default::default(),
+            dwrr: spec.dwrr_state(),
+        };
+        (Scheduler::new(spec), q)
+    }
 
     impl Queues {
         fn push(&mut self, class: u8, bytes: u32) {
-            self.0[class as usize].push_back(bytes);
+            self.q[class as usize].push_back(bytes);
         }
         /// Pick and send one frame: its class and size.
         fn send(&mut self, s: &mut Scheduler, blocked: u8) -> Option<(u8, u32)> {
-            let c = s.pick(|c| self.0[c as usize].front().copied(), blocked)?;
-            Some((c, self.0[c as usize].pop_front().unwrap()))
+            let c = s.pick(self, blocked)?;
+            Some((c, self.q[c as usize].pop_front().unwrap()))
+        }
+        fn deficit(&self, class: u8) -> u64 {
+            self.dwrr[class as usize].deficit as u64
         }
     }
 
     #[test]
     fn strict_priority_serves_the_highest_class_first() {
-        let mut s = Scheduler::new(&SchedSpec::strict());
-        let mut q = Queues::default();
+        let (mut s, mut q) = port(&SchedSpec::strict());
         for c in [0, 3, 7, 5, 3] {
             q.push(c, 100);
         }
         let order: Vec<u8> = std::iter::from_fn(|| q.send(&mut s, 0).map(|x| x.0)).collect();
         assert_eq!(order, [7, 5, 3, 3, 0]);
-        assert_eq!(s.pick(|_| None, 0), None);
+        assert_eq!(s.pick(&mut q, 0), None);
     }
 
     #[test]
     fn a_paused_class_is_skipped_and_the_others_flow() {
-        let mut s = Scheduler::new(&SchedSpec::strict());
-        let mut q = Queues::default();
+        let (mut s, mut q) = port(&SchedSpec::strict());
         for c in [1, 3, 3] {
             q.push(c, 100);
         }
@@ -237,8 +276,7 @@ mod tests {
         assert_eq!(q.send(&mut s, 0), Some((3, 100)));
 
         // DWRR: a paused class neither sends nor gains credit.
-        let mut s = Scheduler::new(&SchedSpec::dwrr([1500; CLASSES]));
-        let mut q = Queues::default();
+        let (mut s, mut q) = port(&SchedSpec::dwrr([1500; CLASSES]));
         for _ in 0..4 {
             q.push(0, 1000);
             q.push(1, 1000);
@@ -246,7 +284,7 @@ mod tests {
         for _ in 0..4 {
             assert_eq!(q.send(&mut s, 1 << 1).map(|x| x.0), Some(0));
         }
-        assert_eq!(s.deficit(1), 0);
+        assert_eq!(q.deficit(1), 0);
         assert_eq!(q.send(&mut s, 1 << 1), None);
         assert_eq!(q.send(&mut s, 0).map(|x| x.0), Some(1));
     }
@@ -255,8 +293,7 @@ mod tests {
     fn strict_classes_go_before_weighted_ones() {
         let mut spec = SchedSpec::dwrr([3000; CLASSES]);
         spec.classes[6] = ClassSched::Strict;
-        let mut s = Scheduler::new(&spec);
-        let mut q = Queues::default();
+        let (mut s, mut q) = port(&spec);
         q.push(7, 1000);
         q.push(6, 1000);
         q.push(6, 1000);
@@ -274,10 +311,9 @@ mod tests {
         let weights = [1u64, 2, 5];
         let mut quanta = [base; CLASSES];
         quanta[..3].copy_from_slice(&weights.map(|w| w * base));
-        let mut s = Scheduler::new(&SchedSpec::dwrr(quanta));
+        let (mut s, mut q) = port(&SchedSpec::dwrr(quanta));
         // Mixed sizes from 64 to 1500 B, a different cycle per class.
         let sizes = [64u32, 1500, 576, 1500, 200, 1024, 1500, 1300, 90];
-        let mut q = Queues::default();
         let mut next = [0usize; 3];
         let mut sent = [0u64; 3];
         let mut rounds = 0;
@@ -285,7 +321,7 @@ mod tests {
         for _ in 0..200_000 {
             // Keep every class backlogged.
             for c in 0..3 {
-                while q.0[c].len() < 2 {
+                while q.q[c].len() < 2 {
                     q.push(c as u8, sizes[(next[c] * (c + 2)) % sizes.len()]);
                     next[c] += 1;
                 }
@@ -304,7 +340,7 @@ mod tests {
                         "round {rounds}, class {k}: {sent:?}"
                     );
                     if k > 0 {
-                        assert_eq!(sent[k], entitled - s.deficit(k as u8));
+                        assert_eq!(sent[k], entitled - q.deficit(k as u8));
                     }
                 }
             }
@@ -324,21 +360,20 @@ mod tests {
 
     #[test]
     fn a_class_that_empties_loses_its_deficit() {
-        let mut s = Scheduler::new(&SchedSpec::dwrr([3000; CLASSES]));
-        let mut q = Queues::default();
+        let (mut s, mut q) = port(&SchedSpec::dwrr([3000; CLASSES]));
         q.push(1, 2000);
         q.push(2, 1000);
         assert_eq!(q.send(&mut s, 0), Some((1, 2000)));
-        assert_eq!(s.deficit(1), 1000);
+        assert_eq!(q.deficit(1), 1000);
         // Class 1 is empty at the next pick: its 1000 B of credit go.
         assert_eq!(q.send(&mut s, 0), Some((2, 1000)));
-        assert_eq!(s.deficit(1), 0);
+        assert_eq!(q.deficit(1), 0);
         // A backlogged class whose head does not fit keeps its deficit.
         q.push(3, 2000);
         q.push(3, 2000);
         q.push(4, 500);
         assert_eq!(q.send(&mut s, 0), Some((3, 2000)));
         assert_eq!(q.send(&mut s, 0), Some((4, 500)));
-        assert_eq!(s.deficit(3), 1000);
+        assert_eq!(q.deficit(3), 1000);
     }
 }

@@ -16,7 +16,7 @@ use crate::flowctl::headroom::HeadroomTerms;
 use crate::flowctl::pfc::{PfcSpec, PFC_CLASSES};
 use crate::net::ecn::{EcnRule, EcnSpec, MarkAt, SwitchEcn};
 use crate::net::mmu::{Alpha, SharedBufferSpec, Threshold};
-use crate::net::sched::{ClassSched, SchedSpec};
+use crate::net::sched::{ClassSched, SchedSpec, MAX_QUANTUM};
 use crate::net::topology::{BufferModel, LinkSpec, NodeKind, NodeSpec, PortSched};
 use crate::units::Time;
 use crate::units::{Bytes, Rate};
@@ -228,8 +228,16 @@ impl Builder<'_> {
                             &pp.key("weights").index(c),
                             "expected a weight of at least 1, found 0 (a class with weight 0 never sends)",
                         ));
+                    } else if w.saturating_mul(largest_frame) > MAX_QUANTUM {
+                        return Err(self.err(
+                            &pp.key("weights").index(c),
+                            format!(
+                                "expected a weight of at most {} (a quantum of weight x the largest frame, {largest_frame} B, up to {MAX_QUANTUM} B), found {w}",
+                                MAX_QUANTUM / largest_frame
+                            ),
+                        ));
                     } else {
-                        ClassSched::Weighted(Bytes(w.saturating_mul(largest_frame)))
+                        ClassSched::Weighted(Bytes(w * largest_frame))
                     };
                 }
             }

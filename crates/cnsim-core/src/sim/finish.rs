@@ -240,8 +240,8 @@ impl Simulator {
                 continue;
             };
             for class in 0..self.n_classes {
-                let st = &pc.stats[class as usize];
-                let paused = pc.pfc_receiver.paused_time(class, end);
+                let st = pc.stats(class);
+                let paused = pc.pfc_receiver().paused_time(class, end);
                 rows.push(ClassSummary {
                     queue: names[i].clone(),
                     class,

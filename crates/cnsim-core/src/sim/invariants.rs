@@ -138,7 +138,10 @@ impl Simulator {
     fn class_paused(&self, port: u32) -> bool {
         let p = &self.ports[port as usize];
         match (p.tx, p.classes.as_deref()) {
-            (TxState::Data(c), Some(pc)) => pc.pfc_receiver.paused(c),
+            (TxState::Data(c), Some(pc)) => {
+                debug_assert_eq!(p.class_paused(c), pc.pfc_receiver().paused(c));
+                p.class_paused(c)
+            }
             _ => false,
         }
     }

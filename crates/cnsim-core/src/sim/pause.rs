@@ -35,7 +35,7 @@ impl PausedPorts for NetView<'_> {
         let by_pause = p.pause.receiver.paused_since();
         let by_pfc = class
             .zip(p.classes.as_deref())
-            .and_then(|(c, pc)| pc.pfc_receiver.paused_since(c));
+            .and_then(|(c, pc)| pc.pfc_receiver().paused_since(c));
         match (by_pause, by_pfc) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

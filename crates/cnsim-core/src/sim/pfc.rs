@@ -82,15 +82,30 @@ impl Simulator {
     }
 
     #[inline(never)]
-    fn pfc_change(&mut self, inp: u32, class: u8, hold: bool) {
+    pub(super) fn pfc_change(&mut self, inp: u32, class: u8, hold: bool) {
         let s = &mut self.ports[inp as usize]
             .classes
             .as_deref_mut()
             .expect("PFC ports have classes")
             .pfc_sender;
         let want = (s.holding_mask() & !(1 << class)) | (u8::from(hold) << class);
-        if let Some(f) = s.decide(want) {
+        let f = s.decide(want);
+        self.pfc_held_changed(inp, want);
+        if let Some(f) = f {
             self.send_pfc(inp, f);
+        }
+    }
+
+    /// PFC now holds the classes in `mask` (bit c: class c) upstream of
+    /// `inp`: a shared buffer's MMU keeps a copy, which its decisions are
+    /// compared with.
+    fn pfc_held_changed(&mut self, inp: u32, mask: u8) {
+        let p = &self.ports[inp as usize];
+        if let Role::Switch(SwitchState {
+            shared: Some(b), ..
+        }) = &mut self.roles[p.node as usize]
+        {
+            b.mmu.set_held(p.local as usize, mask);
         }
     }
 
@@ -101,7 +116,7 @@ impl Simulator {
             .classes
             .as_deref_mut()
             .expect("PFC ports have classes");
-        pc.pfc_pending = Some(pc.pfc_pending.map_or(f, |p| p.merge(f)));
+        pc.pfc_pending = pc.pfc_pending.merge(f);
         self.try_start(port);
     }
 
@@ -164,7 +179,10 @@ impl Simulator {
             let release = classes(s.holding_mask())
                 .filter(|&c| b.mmu.pfc_decision(local, c) == Some(false))
                 .fold(0u8, |m, c| m | (1 << c));
-            if let Some(f) = s.decide(s.holding_mask() & !release) {
+            let want = s.holding_mask() & !release;
+            let f = s.decide(want);
+            self.pfc_held_changed(port, want);
+            if let Some(f) = f {
                 self.send_pfc(port, f);
             }
         }
@@ -183,10 +201,8 @@ impl Simulator {
         let now = self.now;
         let p = &mut self.ports[port as usize];
         let (rate, node) = (p.rate, p.node);
-        let pc = p.classes.as_deref_mut().expect("PFC ports have classes");
-        let effect = pc
-            .pfc_receiver
-            .on_frame(now, &PfcFrame::one(class, quanta), rate)
+        let effect = p
+            .pfc_received(now, &PfcFrame::one(class, quanta), rate)
             .get(class);
         self.pfc_log(port, node, class, quanta, PfcDirection::Received);
         match effect {
@@ -210,11 +226,7 @@ impl Simulator {
     #[inline(never)]
     pub(super) fn pfc_expire(&mut self, port: u32, class: u8, generation: u32) {
         let now = self.now;
-        let pc = self.ports[port as usize]
-            .classes
-            .as_deref_mut()
-            .expect("PFC ports have classes");
-        if pc.pfc_receiver.expire(class, generation, now) {
+        if self.ports[port as usize].pfc_expired(class, generation, now) {
             self.try_start(port);
         }
     }

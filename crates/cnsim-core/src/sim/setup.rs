@@ -131,7 +131,8 @@ impl Simulator {
                     NodeKind::Switch(s) => s.sched_toward(peer),
                     NodeKind::Host(_) => None,
                 };
-                let mut pc = PortClasses::new(own.unwrap_or(&sched));
+                let sched = own.unwrap_or(&sched);
+                let mut pc = PortClasses::new(sched);
                 if let NodeKind::Switch(s) = &sc.nodes[ports[p].node as usize].kind {
                     pc.ecn = s.ecn.as_ref().map(|e| PortMarking {
                         classes: e.classes,
@@ -139,7 +140,7 @@ impl Simulator {
                         rule: e.rule_at(ports[p].rate),
                     });
                 }
-                ports[p].classes = Some(Box::new(pc));
+                ports[p].set_classes(pc, sched);
             }
         }
         let mut to_peer = Vec::with_capacity(ports.len());

@@ -37,6 +37,24 @@ pub(super) struct SharedBuffer {
     pub(super) headroom_overflows: u64,
 }
 
+/// The shared buffer of switch `node`.
+#[inline]
+fn shared_buffer(roles: &mut [Role], node: usize) -> &mut SharedBuffer {
+    match &mut roles[node] {
+        Role::Switch(SwitchState {
+            shared: Some(b), ..
+        }) => b,
+        _ => unreachable!("node {node} has a shared buffer"),
+    }
+}
+
+impl SharedBuffer {
+    /// Bytes of the shared pool and of headroom in use.
+    fn levels(&self) -> (u64, u64) {
+        (self.mmu.shared_used().0, self.mmu.headroom_used().0)
+    }
+}
+
 /// A port without rows in the ingress series.
 pub(super) const NO_INGRESS_ROW: u32 = u32::MAX;
 
@@ -161,51 +179,41 @@ impl Simulator {
 
     /// The MMU of shared-buffer switch `node` admits `frame` from `inp` to
     /// `out` (and counts it, and PFC may hold the class upstream) or
-    /// refuses it.
-    #[inline(never)]
+    /// refuses it. A frame that fits its queue's reserve changes neither
+    /// the pool nor headroom, and usually nothing else: it takes the short
+    /// path, inline.
+    #[inline(always)]
     fn shared_admit(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) -> bool {
-        let Role::Switch(SwitchState {
-            shared: Some(b), ..
-        }) = &mut self.roles[node]
-        else {
-            return true;
-        };
+        let (i, class) = (self.ports[inp as usize].local as usize, frame.class());
+        let b = shared_buffer(&mut self.roles, node);
+        if !b.mmu.admit_to_reserve(i, class, frame.size as u32) {
+            return self.shared_admit_to_pool(node, inp, out, frame);
+        }
+        if !self.ingress_row.is_empty() || b.mmu.pfc_change(i, class).is_some() {
+            self.shared_changed(node, inp, class);
+        }
+        true
+    }
+
+    /// `shared_admit` of a frame beyond its queue's reserve: into the
+    /// shared pool or headroom, or refused.
+    #[inline(never)]
+    fn shared_admit_to_pool(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) -> bool {
         let i = self.ports[inp as usize].local as usize;
         let queued = self.ports[out as usize]
             .classes
             .as_deref()
             .expect("shared-buffer ports have classes")
-            .occupancy[frame.class() as usize];
-        let before = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
+            .occupancy(frame.class());
+        let b = shared_buffer(&mut self.roles, node);
+        let before = b.levels();
         match b.mmu.admit(i, frame.class(), frame.size as u32, queued) {
             Admission::Admitted => {
-                let (row, now) = (b.row, self.now);
-                // A frame that fits its reserve changes neither level.
-                let (shared, headroom) = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
-                if shared != before.0 {
-                    b.max_shared = b.max_shared.max(shared);
-                    self.buffer_shared.set(row, now, shared);
-                }
-                if headroom != before.1 {
-                    b.max_headroom = b.max_headroom.max(headroom);
-                    self.buffer_headroom.set(row, now, headroom);
-                }
-                if !self.ingress_row.is_empty() {
-                    let held = b.mmu.ingress(i, frame.class()).total().0;
-                    record_ingress(
-                        &self.ingress_row,
-                        &mut self.ingress_occ,
-                        inp,
-                        frame.class(),
-                        now,
-                        held,
-                    );
-                }
-                // The MMU's thresholds (static or dynamic) on shared use
-                // and headroom; none for a lossy class.
-                if let Some(hold) = b.mmu.pfc_decision(i, frame.class()) {
-                    self.pfc_hold(inp, frame.class(), hold);
-                }
+                let (shared, headroom) = b.levels();
+                b.max_shared = b.max_shared.max(shared);
+                b.max_headroom = b.max_headroom.max(headroom);
+                self.buffer_levels_changed(node, before);
+                self.shared_changed(node, inp, frame.class());
                 true
             }
             Admission::Dropped => false,
@@ -218,26 +226,53 @@ impl Simulator {
 
     /// A frame of `class` and `bytes` admitted from `inp` at switch
     /// `node` has left: the MMU returns its bytes, and PFC may release the
-    /// class upstream.
-    #[inline(never)]
+    /// class upstream. Inline for a queue within its reserve, as in
+    /// `shared_admit`.
+    #[inline(always)]
     pub(super) fn shared_release(&mut self, node: usize, inp: u32, class: u8, bytes: u32) {
-        let Role::Switch(SwitchState {
-            shared: Some(b), ..
-        }) = &mut self.roles[node]
-        else {
-            return;
-        };
         let i = self.ports[inp as usize].local as usize;
-        let before = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
+        let b = shared_buffer(&mut self.roles, node);
+        if !b.mmu.release_from_reserve(i, class, bytes) {
+            self.shared_release_from_pool(node, inp, class, bytes);
+        } else if !self.ingress_row.is_empty() || b.mmu.pfc_change(i, class).is_some() {
+            self.shared_changed(node, inp, class);
+        }
+    }
+
+    /// `shared_release` for a queue holding shared room or headroom.
+    #[inline(never)]
+    fn shared_release_from_pool(&mut self, node: usize, inp: u32, class: u8, bytes: u32) {
+        let i = self.ports[inp as usize].local as usize;
+        let b = shared_buffer(&mut self.roles, node);
+        let before = b.levels();
         b.mmu.release(i, class, bytes);
-        let (row, now) = (b.row, self.now);
-        let (shared, headroom) = (b.mmu.shared_used().0, b.mmu.headroom_used().0);
+        self.buffer_levels_changed(node, before);
+        self.shared_changed(node, inp, class);
+    }
+
+    /// The shared pool or headroom in use at `node` may have changed from
+    /// `before` (their levels): the series of those that did.
+    #[inline]
+    fn buffer_levels_changed(&mut self, node: usize, before: (u64, u64)) {
+        let now = self.now;
+        let b = shared_buffer(&mut self.roles, node);
+        let (row, (shared, headroom)) = (b.row, b.levels());
         if shared != before.0 {
             self.buffer_shared.set(row, now, shared);
         }
         if headroom != before.1 {
             self.buffer_headroom.set(row, now, headroom);
         }
+    }
+
+    /// What ingress (`inp`, `class`) of shared-buffer switch `node` holds
+    /// has changed: its ingress series, and PFC may change what it holds
+    /// upstream.
+    #[inline]
+    fn shared_changed(&mut self, node: usize, inp: u32, class: u8) {
+        let i = self.ports[inp as usize].local as usize;
+        let now = self.now;
+        let b = shared_buffer(&mut self.roles, node);
         if !self.ingress_row.is_empty() {
             let held = b.mmu.ingress(i, class).total().0;
             record_ingress(
@@ -249,8 +284,10 @@ impl Simulator {
                 held,
             );
         }
-        if let Some(hold) = b.mmu.pfc_decision(i, class) {
-            self.pfc_hold(inp, class, hold);
+        // The MMU's thresholds (static or dynamic) on shared use and
+        // headroom; none for a lossy class.
+        if let Some(hold) = b.mmu.pfc_change(i, class) {
+            self.pfc_change(inp, class, hold);
         }
     }
 
@@ -285,7 +322,7 @@ impl Simulator {
         if m.at != at || m.classes & (1 << class) == 0 {
             return;
         }
-        let queued = pc.occupancy[class as usize];
+        let queued = pc.occupancy(class);
         let (frame, queue) = match leaving {
             Some(f) => (f, queued),
             None => {
@@ -313,7 +350,7 @@ impl Simulator {
                 .classes
                 .as_deref_mut()
                 .expect("ECN ports have classes");
-            pc.stats[class as usize].ecn_marked += 1;
+            pc.marked(class);
         }
     }
 

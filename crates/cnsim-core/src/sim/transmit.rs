@@ -40,8 +40,8 @@ impl Simulator {
             return;
         }
         if let Some(pc) = p.classes.as_deref_mut() {
-            if let Some(f) = pc.pfc_pending.take() {
-                pc.pfc_on_wire = f;
+            if !pc.pfc_pending.is_empty() {
+                pc.pfc_on_wire = std::mem::take(&mut pc.pfc_pending);
                 p.tx = TxState::Pfc;
                 let done = now + p.rate.tx_time(PFC_FRAME_BYTES);
                 self.events.schedule(done, Event::TxDone { port });

@@ -333,6 +333,19 @@ fn classes_that_do_not_exist_are_refused_with_their_location() {
         LINE_RATE_PAIR,
     );
     assert!(e.contains("one weight per class (2), found 1"), "{e}");
+    // DWRR keeps its deficits in 32 bits: a quantum of weight x 1,500 B
+    // (the largest frame here) stays below 4 GiB.
+    let e = err(
+        "[priorities]\nclasses = 2\nscheduler = \"dwrr\"\nweights = [1, 3000000]\n",
+        "",
+        LINE_RATE_PAIR,
+    );
+    assert!(
+        e.contains("priorities.weights[1]")
+            && e.contains("at most 2863267")
+            && e.contains("found 3000000"),
+        "{e}"
+    );
 }
 
 /// H1 (ECN-capable or not) and H2 (never) into H3, SW->H3 marking with
