@@ -773,17 +773,23 @@ mod tests {
         }
     }
 
-    #[test]
-    fn xoff_at_the_threshold_and_xon_only_an_offset_below_it() {
-        // Static threshold 10,000 B of shared use, resume 3,000 B below.
-        let mut m = mmu(
+    /// Two ports, priority 3 lossless with a static XOFF threshold of
+    /// 10,000 B of shared use and a resume offset of 3,000 B, 2,000 B of
+    /// reserve and 10,000 B of headroom per ingress queue.
+    fn static_xoff() -> Switch {
+        mmu(
             1_000_000,
             2,
             LOSSY,
             lossless(Threshold::Static(Bytes(10_000)), 3000),
             2000,
             10_000,
-        );
+        )
+    }
+
+    #[test]
+    fn xoff_at_the_threshold_and_xon_only_an_offset_below_it() {
+        let mut m = static_xoff();
         let mut decisions = Vec::new();
         for _ in 0..12 {
             m.admit(0, 1, 3, 1000);
@@ -820,14 +826,7 @@ mod tests {
 
     #[test]
     fn pfc_change_reports_a_decision_only_where_it_differs_from_what_is_held() {
-        let mut m = mmu(
-            1_000_000,
-            2,
-            LOSSY,
-            lossless(Threshold::Static(Bytes(10_000)), 3000),
-            2000,
-            10_000,
-        );
+        let mut m = static_xoff();
         // Within its reserve and far below XOFF: resume, which it is.
         m.admit(0, 1, 3, 1000);
         assert_eq!(m.pfc_decision(0, 3), Some(false));
@@ -857,15 +856,7 @@ mod tests {
 
     #[test]
     fn the_reserve_paths_take_only_what_fits_and_give_back_only_reserve() {
-        let mut m = mmu(
-            1_000_000,
-            2,
-            LOSSY,
-            lossless(Threshold::Static(Bytes(10_000)), 3000),
-            2000,
-            10_000,
-        )
-        .mmu;
+        let mut m = static_xoff().mmu;
         assert!(m.admit_to_reserve(0, 3, 1500));
         // 500 B of reserve left: a 1000-B frame does not fit and changes nothing.
         assert!(!m.admit_to_reserve(0, 3, 1000));
