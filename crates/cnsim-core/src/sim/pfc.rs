@@ -10,6 +10,15 @@ use crate::flowctl::pfc::{classes, PfcFrame};
 use crate::results::{PfcDirection, PfcRecord};
 
 impl Simulator {
+    /// Something reads the bytes held per ingress (port, class) of a switch
+    /// without a shared buffer: static PFC thresholds, or the ingress
+    /// series. Without either, nobody does, and a frame does not touch its
+    /// input port's classes.
+    #[inline]
+    pub(super) fn counts_ingress(&self) -> bool {
+        self.any_pfc || !self.ingress_row.is_empty()
+    }
+
     /// The bytes switch `node` holds from ingress (`inp`, `class`) changed
     /// by `delta`: count them, and PFC may hold or release that class
     /// upstream. Called only where ports have classes, out of line.

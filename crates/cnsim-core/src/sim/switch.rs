@@ -163,7 +163,7 @@ impl Simulator {
         }
         let ip = &mut self.ports[port as usize];
         ip.input_occupancy += size;
-        if ip.classes.is_some() && !shared {
+        if ip.classes.is_some() && !shared && self.counts_ingress() {
             self.ingress_changed(node, port, frame.class(), size as i64);
         }
         self.check_admitted(node, port, out);

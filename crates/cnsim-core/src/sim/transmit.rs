@@ -102,7 +102,7 @@ impl Simulator {
                         }
                         let ip = &mut self.ports[inp as usize];
                         ip.input_occupancy = ip.input_occupancy.saturating_sub(frame.size as u64);
-                        if ip.classes.is_some() && !shared {
+                        if ip.classes.is_some() && !shared && self.counts_ingress() {
                             self.ingress_changed(node, inp, class, -(frame.size as i64));
                         }
                         self.pause_check(node, port, inp);
