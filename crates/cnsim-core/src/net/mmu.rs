@@ -78,39 +78,6 @@ impl Threshold {
     }
 }
 
-/// A `Threshold` as the MMU evaluates it at every admission and release:
-/// a dynamic α with a power-of-two denominator is a multiply and a shift.
-#[derive(Debug, Clone, Copy)]
-enum Limit {
-    Static(u64),
-    Shifted { num: u64, shift: u32 },
-    Fraction(Alpha),
-}
-
-impl Limit {
-    fn new(t: Threshold) -> Limit {
-        match t {
-            Threshold::Static(b) => Limit::Static(b.0),
-            Threshold::Dynamic(a) if a.den.is_power_of_two() => Limit::Shifted {
-                num: a.num as u64,
-                shift: a.den.trailing_zeros(),
-            },
-            Threshold::Dynamic(a) => Limit::Fraction(a),
-        }
-    }
-
-    /// The limit with `free` bytes of the pool free; `Threshold::bytes`'s
-    /// value.
-    #[inline]
-    fn bytes(self, free: u64) -> u64 {
-        match self {
-            Limit::Static(b) => b,
-            Limit::Shifted { num, shift } => ((free as u128 * num as u128) >> shift) as u64,
-            Limit::Fraction(a) => a.of(free),
-        }
-    }
-}
-
 /// How the buffer treats one priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -295,11 +262,6 @@ struct IngressCell {
 #[derive(Debug, Clone)]
 pub struct Mmu {
     classes: [ClassMode; CLASSES],
-    /// Bit c: priority c is lossless.
-    lossless: u8,
-    /// Per lossless priority: its XOFF threshold and resume offset, ready
-    /// to evaluate (`pfc_decision`).
-    xoff: [(Limit, u64); CLASSES],
     /// Size of the shared pool.
     pool: u64,
     /// Bytes of the shared pool in use, over all queues.
@@ -355,16 +317,6 @@ impl Mmu {
         let pool = spec.total.0 - reserved - headroom;
         Ok(Mmu {
             classes: spec.classes,
-            lossless: (0..CLASSES)
-                .filter(|&c| matches!(spec.classes[c], ClassMode::Lossless { .. }))
-                .fold(0, |m, c| m | (1 << c)),
-            xoff: spec.classes.map(|c| match c {
-                ClassMode::Lossless {
-                    xoff,
-                    resume_offset,
-                } => (Limit::new(xoff), resume_offset.0),
-                ClassMode::Lossy { .. } => (Limit::Static(0), 0),
-            }),
             pool,
             shared_used: 0,
             headroom_used: 0,
@@ -511,15 +463,18 @@ impl Mmu {
     /// lossless ingress queue of the switch, not only the one it touched.
     #[inline(always)]
     pub fn pfc_decision(&self, in_port: usize, prio: u8) -> Option<bool> {
-        if self.lossless & (1 << prio) == 0 {
+        let ClassMode::Lossless {
+            xoff,
+            resume_offset,
+        } = self.classes[prio as usize]
+        else {
             return None;
-        }
-        let (xoff, resume_offset) = self.xoff[prio as usize];
+        };
         let u = self.ingress[index(in_port, prio)].used;
         let threshold = xoff.bytes(self.pool - self.shared_used);
         if u.headroom.0 > 0 || u.shared.0 >= threshold {
             Some(true)
-        } else if u.shared.0 + resume_offset <= threshold {
+        } else if u.shared.0 + resume_offset.0 <= threshold {
             Some(false)
         } else {
             None

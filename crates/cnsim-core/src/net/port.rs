@@ -49,6 +49,8 @@ pub struct Port {
     /// Reduced service-rate schedule (ports that feed a slow host); boxed,
     /// being rare, to keep the port small.
     pub service: Option<Box<ServiceSchedule>>,
+    /// The output queue of a port without classes (with classes, each
+    /// class has its own in `PortClasses`, and this one stays empty).
     pub queue: VecDeque<Frame>,
     /// Strict-priority class for small control frames (reflected probes):
     /// served before `queue`, outside the buffer accounting.
@@ -91,9 +93,9 @@ struct ClassTurn {
 // The port's turn fits in what would be padding.
 const _: () = assert!(std::mem::size_of::<Port>() == 232);
 
-/// A port's traffic classes: an output queue per class (class 0 is the
-/// port's `queue`), the scheduler choosing among them, the per-class
-/// ingress accounting PFC decides on, and the port's PFC state.
+/// A port's traffic classes: an output queue per class, the scheduler
+/// choosing among them, the per-class ingress accounting PFC decides on,
+/// and the port's PFC state.
 ///
 /// Laid out for a fabric, where a port's classes are touched a few times
 /// per frame, far apart in time, and each cache line they spread over is a
@@ -132,7 +134,6 @@ const _: () = assert!(std::mem::offset_of!(PortClasses, class) == 64);
 #[derive(Default)]
 #[repr(C, align(64))]
 struct ClassQueue {
-    /// The frames of classes 1..8 (class 0's are the port's `queue`).
     frames: VecDeque<Frame>,
     /// Bytes queued (the port's `occupancy` is the sum over classes).
     occupancy: u64,
@@ -143,25 +144,15 @@ struct ClassQueue {
 
 const _: () = assert!(std::mem::size_of::<ClassQueue>() == 64);
 
-/// The port's classes as the scheduler sees them.
-struct SchedView<'a> {
-    queue: &'a VecDeque<Frame>,
-    class: &'a mut [ClassQueue; PFC_CLASSES],
-}
-
-impl Classes for SchedView<'_> {
+impl Classes for [ClassQueue; PFC_CLASSES] {
     #[inline(always)]
     fn head(&self, class: u8) -> Option<u32> {
-        match class {
-            0 => self.queue.front(),
-            c => self.class[c as usize].frames.front(),
-        }
-        .map(|f| f.size as u32)
+        self[class as usize].frames.front().map(|f| f.size as u32)
     }
 
     #[inline(always)]
     fn dwrr(&mut self, class: u8) -> &mut Dwrr {
-        &mut self.class[class as usize].dwrr
+        &mut self[class as usize].dwrr
     }
 }
 
@@ -207,11 +198,6 @@ impl PortClasses {
             max_occupancy: q.max_occupancy,
             ecn_marked: self.ecn_marked[class as usize],
         }
-    }
-
-    /// Bytes class `class` may still send in DWRR.
-    pub fn deficit(&self, class: u8) -> u64 {
-        self.class[class as usize].dwrr.deficit as u64
     }
 
     /// The PFC this port's transmitter has received.
@@ -313,19 +299,19 @@ impl Port {
     /// The output queue of `class`.
     #[inline]
     pub fn class_queue(&mut self, class: u8) -> &mut VecDeque<Frame> {
-        match (class, self.classes.as_deref_mut()) {
-            (0, _) | (_, None) => &mut self.queue,
-            (c, Some(pc)) => &mut pc.class[c as usize].frames,
+        match self.classes.as_deref_mut() {
+            None => &mut self.queue,
+            Some(pc) => &mut pc.class[class as usize].frames,
         }
     }
 
     /// Every frame in the output queues, class by class.
     pub fn queued(&self) -> impl Iterator<Item = &Frame> {
-        let upper = self
+        let classes = self
             .classes
             .iter()
-            .flat_map(|pc| pc.class[1..].iter().flat_map(|q| &q.frames));
-        self.queue.iter().chain(upper)
+            .flat_map(|pc| pc.class.iter().flat_map(|q| &q.frames));
+        self.queue.iter().chain(classes)
     }
 
     /// Put `frame` at the tail of its class's queue.
@@ -346,10 +332,7 @@ impl Port {
         let q = &mut pc.class[c];
         q.occupancy += frame.size as u64;
         q.max_occupancy = q.max_occupancy.max(q.occupancy);
-        match c {
-            0 => self.queue.push_back(frame),
-            _ => q.frames.push_back(frame),
-        }
+        q.frames.push_back(frame);
     }
 
     /// Take the head frame of `class` (the one whose last bit just left),
@@ -370,12 +353,8 @@ impl Port {
     fn dequeue_class(&mut self, class: u8) -> Option<Frame> {
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let q = &mut pc.class[class as usize];
-        let queue = match class {
-            0 => &mut self.queue,
-            _ => &mut q.frames,
-        };
-        let frame = queue.pop_front()?;
-        let emptied = queue.is_empty();
+        let frame = q.frames.pop_front()?;
+        let emptied = q.frames.is_empty();
         let size = frame.size as u64;
         q.occupancy -= size;
         q.tx_bytes += size;
@@ -405,12 +384,8 @@ impl Port {
     #[inline(never)]
     fn scheduled_class(&mut self) -> Option<(u8, u16)> {
         let pc = self.classes.as_deref_mut().expect("called with classes");
-        let mut view = SchedView {
-            queue: &self.queue,
-            class: &mut pc.class,
-        };
         let t = &mut self.turn;
-        let (class, size) = t.sched.pick_ready(t.backlogged, t.paused, &mut view)?;
+        let (class, size) = t.sched.pick_ready(t.backlogged, t.paused, &mut pc.class)?;
         Some((class, size as u16))
     }
 

@@ -92,29 +92,37 @@ impl Simulator {
 
     #[inline(never)]
     pub(super) fn pfc_change(&mut self, inp: u32, class: u8, hold: bool) {
-        let s = &mut self.ports[inp as usize]
+        let held = self.ports[inp as usize]
+            .classes
+            .as_deref()
+            .expect("PFC ports have classes")
+            .pfc_sender
+            .holding_mask();
+        self.pfc_hold_classes(inp, (held & !(1 << class)) | (u8::from(hold) << class));
+    }
+
+    /// PFC is to hold the classes in `want` (bit c: class c) upstream of
+    /// `inp` and release the others: the PFC sender decides (and sends
+    /// what changed), and a shared buffer's MMU keeps a copy, which its
+    /// decisions are compared with. Every change of what a port holds
+    /// comes through here.
+    fn pfc_hold_classes(&mut self, inp: u32, want: u8) {
+        let p = &mut self.ports[inp as usize];
+        let (node, local) = (p.node as usize, p.local as usize);
+        let f = p
             .classes
             .as_deref_mut()
             .expect("PFC ports have classes")
-            .pfc_sender;
-        let want = (s.holding_mask() & !(1 << class)) | (u8::from(hold) << class);
-        let f = s.decide(want);
-        self.pfc_held_changed(inp, want);
-        if let Some(f) = f {
-            self.send_pfc(inp, f);
-        }
-    }
-
-    /// PFC now holds the classes in `mask` (bit c: class c) upstream of
-    /// `inp`: a shared buffer's MMU keeps a copy, which its decisions are
-    /// compared with.
-    fn pfc_held_changed(&mut self, inp: u32, mask: u8) {
-        let p = &self.ports[inp as usize];
+            .pfc_sender
+            .decide(want);
         if let Role::Switch(SwitchState {
             shared: Some(b), ..
-        }) = &mut self.roles[p.node as usize]
+        }) = &mut self.roles[node]
         {
-            b.mmu.set_held(p.local as usize, mask);
+            b.mmu.set_held(local, want);
+        }
+        if let Some(f) = f {
+            self.send_pfc(inp, f);
         }
     }
 
@@ -180,20 +188,16 @@ impl Simulator {
         }) = &self.roles[node]
         {
             let local = self.ports[port as usize].local as usize;
-            let s = &mut self.ports[port as usize]
+            let s = &self.ports[port as usize]
                 .classes
-                .as_deref_mut()
+                .as_deref()
                 .expect("PFC ports have classes")
                 .pfc_sender;
             let release = classes(s.holding_mask())
                 .filter(|&c| b.mmu.pfc_decision(local, c) == Some(false))
                 .fold(0u8, |m, c| m | (1 << c));
             let want = s.holding_mask() & !release;
-            let f = s.decide(want);
-            self.pfc_held_changed(port, want);
-            if let Some(f) = f {
-                self.send_pfc(port, f);
-            }
+            self.pfc_hold_classes(port, want);
         }
         let pc = self.ports[port as usize]
             .classes

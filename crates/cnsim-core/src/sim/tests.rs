@@ -154,7 +154,7 @@ fn frames_leave_the_limiter_tagged_and_spaced_at_its_rate() {
     assert_eq!(s.limiters[0].bytes, 150_000 / 1500 * 1500);
     assert_eq!(s.flows[0].volume.dropped_frames, 0);
     // Frames in flight to H2 carry the congestion point's id.
-    let tagged = s.ports[CP as usize].queue.iter().all(|f| f.cpid == CP);
+    let tagged = s.ports[CP as usize].queued().all(|f| f.cpid == CP);
     assert!(tagged);
 }
 
@@ -184,7 +184,7 @@ fn drift_adds_rd_every_td_from_installation_and_releases_at_line_rate() {
     assert_eq!(s.limiters[0].cpid, NO_CP);
     s.run_until(t0 + Time::from_ms(3) + Time::from_us(10), None)
         .unwrap();
-    assert!(s.ports[CP as usize].queue.iter().all(|f| f.cpid == NO_CP));
+    assert!(s.ports[CP as usize].queued().all(|f| f.cpid == NO_CP));
 }
 
 #[test]
