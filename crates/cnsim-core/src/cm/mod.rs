@@ -105,6 +105,15 @@ pub struct Reaction {
 }
 
 impl Reaction {
+    /// Nothing to do (what most of a limiter's releases answer).
+    #[inline]
+    pub fn is_nothing(&self) -> bool {
+        !(self.installed || self.rate_changed || self.wake)
+            && self.target.is_none()
+            && self.alpha.is_none()
+            && self.timers == [None, None]
+    }
+
     fn rate_changed() -> Reaction {
         Reaction {
             rate_changed: true,
@@ -278,11 +287,12 @@ impl Scheme {
 
     /// Data frames must reach their destination through an event (the
     /// destination measures them), not be delivered at their last bit.
+    /// (DCQCN's notification point answers single frames: a CNP is sent
+    /// when its frame arrives, by an event of its own.)
     pub fn watches_destinations(&self) -> bool {
         match self {
             Scheme::Bcn(s) => s.watches_destinations(),
-            Scheme::Dcqcn(_) => true,
-            Scheme::None | Scheme::Qcn(_) => false,
+            Scheme::None | Scheme::Qcn(_) | Scheme::Dcqcn(_) => false,
         }
     }
 

@@ -14,6 +14,8 @@ pub struct RateLimiter {
     pub active: bool,
     /// Rate in bit/s (a float: multiplicative decreases are not whole).
     pub rate: f64,
+    /// The line rate of the flow's host, bit/s: the most `rate` may be.
+    pub line: f64,
     /// The congestion point this limiter answers to; frames leaving it carry this tag.
     pub cpid: u32,
     pub queue: VecDeque<Frame>,
@@ -56,6 +58,7 @@ impl Default for RateLimiter {
         RateLimiter {
             active: false,
             rate: 0.0,
+            line: 0.0,
             cpid: NO_CP,
             queue: VecDeque::new(),
             bytes: 0,

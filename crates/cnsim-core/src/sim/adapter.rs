@@ -34,6 +34,10 @@ pub(super) struct HostState {
     pub(super) arbiter_free: Time,
     /// An `ArbiterFree` event is pending.
     pub(super) arbiter_wake: bool,
+    /// The host's only source, if its one flow is the host's only flow: it
+    /// alone may wait here, so it may wait before its unit is due
+    /// (`Simulator::park_source`).
+    pub(super) lone_source: Option<u32>,
 }
 
 /// Who waits for room in a host's adapter.
@@ -56,13 +60,22 @@ impl Simulator {
 
     /// A limiter back at the line rate is removed once its queue is empty;
     /// the flow's frames then go out untagged.
+    #[inline]
     pub(super) fn maybe_release(&mut self, flow: u32) {
-        let line = self.line_rate(flow);
+        let rl = &self.limiters[flow as usize];
+        if rl.active && rl.rate >= rl.line {
+            self.release_limiter(flow);
+        }
+    }
+
+    /// `maybe_release` for a limiter installed at its line rate.
+    #[inline(never)]
+    fn release_limiter(&mut self, flow: u32) {
         let node = self.flow_src_node[flow as usize] as usize;
         // A per-flow queue stays whatever becomes of its limiter.
         let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
         let rl = &mut self.limiters[flow as usize];
-        if rl.active && rl.rate >= line && (voq || rl.queue.is_empty()) {
+        if voq || rl.queue.is_empty() {
             rl.active = false;
             rl.cpid = NO_CP;
             self.scheme.limiter_removed(flow, rl);
@@ -71,11 +84,16 @@ impl Simulator {
     }
 
     /// Copy the limiter of `row`'s installed flag into `rl_active`, after
-    /// anything that may have changed it.
+    /// anything that may have changed it. An install or a removal changes
+    /// where the flow's frames find room: a parked source looks again.
     #[inline]
     pub(super) fn note_active(&mut self, row: u32) {
         let active = self.limiters[row as usize].active;
-        self.rl_active.set(row as usize, active);
+        if self.rl_active.contains(row as usize) != active {
+            self.rl_active.set(row as usize, active);
+            let node = self.flow_src_node[row as usize] as usize;
+            self.recheck_parked(node);
+        }
     }
 
     /// Whether the limiter of `row` is installed (false for a row without one).
@@ -85,11 +103,19 @@ impl Simulator {
     }
 
     /// Make sure a release event is pending if the limiter has frames to send.
+    #[inline]
     pub(super) fn rl_schedule(&mut self, flow: u32) {
-        let rl = &mut self.limiters[flow as usize];
+        let rl = &self.limiters[flow as usize];
         if rl.scheduled.is_some() || rl.stalled || (rl.queue.is_empty() && !rl.probe_due) {
             return;
         }
+        self.rl_schedule_release(flow);
+    }
+
+    /// `rl_schedule` when an event is due.
+    #[inline(never)]
+    fn rl_schedule_release(&mut self, flow: u32) {
+        let rl = &mut self.limiters[flow as usize];
         let t = rl.next_allowed.max(self.now);
         rl.scheduled = Some(t);
         self.events.schedule(t, Event::RlRelease { flow });
@@ -100,23 +126,22 @@ impl Simulator {
     pub(super) fn rl_release(&mut self, flow: u32) {
         let now = self.now;
         let f = flow as usize;
-        self.limiters[f].scheduled = None;
-        if now < self.limiters[f].next_allowed {
+        let rl = &mut self.limiters[f];
+        rl.scheduled = None;
+        if now < rl.next_allowed {
             // A BCN(0,0) pushed the next release later.
             self.rl_schedule(flow);
             return;
         }
-        let node = self.flow_src_node[f] as usize;
-        let rl = &self.limiters[f];
         let size = match (rl.probe_due, rl.queue.front()) {
             (true, _) => self.scheme.probe_bytes(),
             (false, Some(head)) => head.size as u32,
             (false, None) => return,
         };
+        let node = self.flow_src_node[f] as usize;
         let arbiter_busy = matches!(&self.roles[node], Role::Host(h) if h.arbiter_free > now);
         if arbiter_busy || !self.egress_has_room(node, size) {
-            let rl = &mut self.limiters[f];
-            rl.stalled = true;
+            self.limiters[f].stalled = true;
             if let Role::Host(h) = &mut self.roles[node] {
                 h.stalled.push_back(flow);
             }
@@ -127,13 +152,15 @@ impl Simulator {
         if self.fault == super::invariants::Fault::RateAboveLine && self.limiters[f].active {
             self.limiters[f].rate = 2.0 * self.line_rate(flow);
         }
-        if self.limiters[f].active {
-            self.check_rate(flow);
-        }
         let rl = &mut self.limiters[f];
         if rl.active {
+            if self.checks {
+                self.check_rate(flow);
+            }
+            let rl = &mut self.limiters[f];
             rl.next_allowed = now + rl.gap(size as u64);
         }
+        let rl = &mut self.limiters[f];
         if rl.probe_due {
             rl.probe_due = false;
             self.send_probe(node, flow);
@@ -227,6 +254,17 @@ impl Simulator {
         }
     }
 
+    /// Is `flow`'s frame of `size` held back by its installed rate
+    /// limiter's full queue (so that `adapter_has_room` is false)?
+    fn limiter_full(&self, node: usize, flow: u32, size: u32) -> bool {
+        if self.limiters.is_empty() || matches!(&self.roles[node], Role::Host(h) if h.voq) {
+            return false;
+        }
+        let row = self.limiter_of(flow);
+        let cap = self.scheme.limiter_queue();
+        self.rl_installed(row) && self.limiters[row as usize].bytes + size as u64 > cap.0
+    }
+
     /// Hand a data frame (room was checked) to its flow's queue if it has
     /// one, else to the egress buffer.
     pub(super) fn adapter_enqueue(&mut self, node: usize, frame: Frame) {
@@ -312,8 +350,74 @@ impl Simulator {
 
     pub(super) fn schedule_next_unit(&mut self, s: u32) {
         if let Some(t) = self.sources[s as usize].next_time(self.now) {
-            self.events.schedule(t, Event::SourceFire { source: s });
+            // Only a rate limiter's queue parks a source.
+            if self.limiters.is_empty() || !self.park_source(s, t) {
+                self.events.schedule(t, Event::SourceFire { source: s });
+            }
         }
+    }
+
+    /// A host's lone source whose next unit, due at `t`, finds its rate
+    /// limiter's queue full now waits at once, without the event that
+    /// would most likely find it full still (the limiter is slower than
+    /// the source; a full egress buffer, which drains at the source's
+    /// line rate, is not worth it):
+    /// nothing can make room without waking it (`retry_waiting`) or
+    /// changing its limiter (`note_active`), and then it takes that event
+    /// after all (`recheck_parked`) or, when its unit came due meanwhile,
+    /// sends it as a source that had been waiting since `t`. A source
+    /// held back by its rate limiter costs one event per unit, not two.
+    /// False (nothing done) for any other source or when there is room.
+    fn park_source(&mut self, s: u32, t: Time) -> bool {
+        let src = &self.sources[s as usize];
+        let node = src.host_node as usize;
+        if !matches!(&self.roles[node], Role::Host(h) if h.lone_source == Some(s)) {
+            return false;
+        }
+        let Some((flow, size)) = src.next_first_frame() else {
+            return false;
+        };
+        if !self.limiter_full(node, flow, size) {
+            return false;
+        }
+        let src = &mut self.sources[s as usize];
+        src.parked = Some(t);
+        src.blocked = true;
+        if let Role::Host(h) = &mut self.roles[node] {
+            h.waiting.push_back(Waiter::Source(s));
+        }
+        true
+    }
+
+    /// Room may have appeared for the parked source of host `node`: if its
+    /// unit is not due before now, it takes the event it would have had.
+    /// (Sources produce after every other event of an instant, so a unit
+    /// due now still has its event ahead.) A unit due earlier found no
+    /// room then: its source waits to be woken, as it would have.
+    fn recheck_parked(&mut self, node: usize) {
+        let Role::Host(h) = &self.roles[node] else {
+            return;
+        };
+        let Some(s) = h.lone_source else {
+            return;
+        };
+        let src = &self.sources[s as usize];
+        let Some(t) = src.parked else {
+            return;
+        };
+        let Some((flow, size)) = src.next_first_frame() else {
+            return;
+        };
+        if t < self.now || !self.adapter_has_room(node, flow, size) {
+            return;
+        }
+        let src = &mut self.sources[s as usize];
+        src.parked = None;
+        src.blocked = false;
+        if let Role::Host(h) = &mut self.roles[node] {
+            h.waiting.retain(|&w| w != Waiter::Source(s));
+        }
+        self.events.schedule(t, Event::SourceFire { source: s });
     }
 
     /// Space freed in a host's egress queue: stalled rate limiters go
@@ -387,6 +491,31 @@ impl Simulator {
             match h.waiting.pop_front() {
                 None => return,
                 Some(Waiter::Source(s)) => {
+                    if let Some(t) = self.sources[s as usize].parked {
+                        if t >= self.now {
+                            // Its unit is not due yet: it waits on, or
+                            // takes its event if there is room now.
+                            if let Role::Host(h) = &mut self.roles[node] {
+                                h.waiting.push_back(Waiter::Source(s));
+                            }
+                            self.recheck_parked(node);
+                            continue;
+                        }
+                        // Due at `t` with no room then: produced then.
+                        let src = &mut self.sources[s as usize];
+                        src.parked = None;
+                        src.produce();
+                    }
+                    // One that would find no room again (its limiter's
+                    // queue is still full) waits on in its place.
+                    if let Some((flow, _, size)) = self.sources[s as usize].peek_frame() {
+                        if !self.adapter_has_room(node, flow, size) {
+                            if let Role::Host(h) = &mut self.roles[node] {
+                                h.waiting.push_back(Waiter::Source(s));
+                            }
+                            continue;
+                        }
+                    }
                     self.sources[s as usize].blocked = false;
                     if self.source_push(s) {
                         self.schedule_next_unit(s);

@@ -92,8 +92,27 @@ impl Simulator {
     #[inline]
     pub(super) fn scheme_delivered(&mut self, node: usize, frame: &Frame, at: crate::units::Time) {
         if let Some(m) = self.scheme.delivered(frame, at) {
-            self.reply_to_source(node, frame.flow, m);
+            if at == self.now {
+                self.reply_to_source(node, frame.flow, m);
+            } else {
+                self.reply_when_arrived(node, frame.flow, m, at);
+            }
         }
+    }
+
+    /// `reply_to_source` for a frame delivered at its last bit, which
+    /// arrives at `at`: the answer leaves then.
+    #[inline(never)]
+    fn reply_when_arrived(&mut self, node: usize, flow: u32, m: Message, at: crate::units::Time) {
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("destinations are hosts")
+        };
+        let port = h.port;
+        let dst_host = self.flow_src_host[flow as usize];
+        let mut reply = self.control_frame(flow, dst_host, port, m);
+        reply.created = at;
+        let slot = self.parked.insert(reply) as u32;
+        self.events.schedule(at, Event::Reply { port, slot });
     }
 
     /// Host `node`, a destination of `flow`, sends the scheme's message `m`
@@ -144,12 +163,12 @@ impl Simulator {
     /// Call a reaction-point hook on the limiter of `row`.
     #[inline]
     fn with_rp(&mut self, row: u32, hook: impl FnOnce(&mut Scheme, Rp) -> Reaction) -> Reaction {
-        let line = self.line_rate(row);
+        let limiter = &mut self.limiters[row as usize];
         let rp = Rp {
             row,
             now: self.now,
-            line,
-            limiter: &mut self.limiters[row as usize],
+            line: limiter.line,
+            limiter,
         };
         let r = hook(&mut self.scheme, rp);
         self.note_active(row);
@@ -163,10 +182,19 @@ impl Simulator {
             .set(row, self.now, (alpha * ALPHA_UNIT) as u64);
     }
 
-    /// Do what a hook asked for, in a fixed order: series and counters,
-    /// the limiter's release event, timers, then removal of a limiter back
-    /// at its line rate.
+    /// Do what a hook asked for (most of a limiter's releases ask nothing).
+    #[inline]
     fn apply(&mut self, row: u32, r: Reaction) {
+        if !r.is_nothing() {
+            self.apply_reaction(row, r);
+        }
+    }
+
+    /// `apply` when there is something to do, in a fixed order: series and
+    /// counters, the limiter's release event, timers, then removal of a
+    /// limiter back at its line rate.
+    #[inline(never)]
+    fn apply_reaction(&mut self, row: u32, r: Reaction) {
         let (f, now) = (row as usize, self.now);
         if r.rate_changed {
             let rate = self.limiters[f].rate;

@@ -17,6 +17,14 @@ pub(super) enum Event {
     Arrive {
         port: u32,
     },
+    /// A destination's answer to a data frame delivered at its last bit
+    /// (DCQCN's CNP, parked under `slot`) enters the egress buffer of the
+    /// host of `port` when the frame arrives. It stands for that arrival:
+    /// it has its place in the order of events and in the fingerprint.
+    Reply {
+        port: u32,
+        slot: u32,
+    },
     /// A switch-generated message enters the switch as if received on `port`.
     Inject {
         port: u32,
@@ -110,7 +118,7 @@ impl Event {
         // selects.
         let (kind, element) = match *self {
             Event::TxDone { port } => (1, port),
-            Event::Arrive { port } => (2, port),
+            Event::Arrive { port } | Event::Reply { port, .. } => (2, port),
             Event::Inject { port, .. } => (23, port),
             Event::PauseRx { port, .. } => (3, port),
             Event::PauseExpire { port, .. } => (4, port),
@@ -156,7 +164,10 @@ impl Event {
             | Event::PfcRx { .. }
             | Event::PfcExpire { .. }
             | Event::PfcRefresh { .. } => 1,
-            Event::Arrive { .. } | Event::Inject { .. } | Event::EgressArrive { .. } => 2,
+            Event::Arrive { .. }
+            | Event::Reply { .. }
+            | Event::Inject { .. }
+            | Event::EgressArrive { .. } => 2,
             Event::SourceFire { .. } | Event::FlowStart { .. } => 3,
         }
     }

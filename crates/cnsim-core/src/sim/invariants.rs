@@ -218,8 +218,8 @@ impl Simulator {
         if !self.checks {
             return;
         }
-        let rate = self.limiters[flow as usize].rate;
-        let line = self.line_rate(flow);
+        let rl = &self.limiters[flow as usize];
+        let (rate, line) = (rl.rate, rl.line);
         let floor = self.rate_floor;
         if !(rate <= line * (1.0 + 1e-9) && rate >= floor * (1.0 - 1e-9)) {
             let node = self.flow_src_node[flow as usize] as usize;

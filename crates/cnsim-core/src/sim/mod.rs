@@ -443,6 +443,11 @@ impl Simulator {
                 let frame = self.parked.remove(slot as usize);
                 self.arrive(port, frame)
             }
+            Event::Reply { port, slot } => {
+                let frame = self.parked.remove(slot as usize);
+                let node = self.ports[port as usize].node as usize;
+                self.egress_enqueue(node, frame);
+            }
             Event::PauseRx { port, quanta } => self.pause_rx(port, quanta),
             Event::PauseExpire { port, generation } => self.pause_expire(port, generation),
             Event::PauseRefresh { port, generation } => self.pause_refresh(port, generation),

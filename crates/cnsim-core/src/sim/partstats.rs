@@ -217,6 +217,7 @@ fn kind_name(ev: &Event) -> &'static str {
     match ev {
         Event::TxDone { .. } => "TxDone",
         Event::Arrive { .. } => "Arrive",
+        Event::Reply { .. } => "Reply",
         Event::Inject { .. } => "Inject",
         Event::PauseRx { .. } => "PauseRx",
         Event::PauseExpire { .. } => "PauseExpire",
@@ -243,6 +244,7 @@ impl Simulator {
         match *ev {
             Event::TxDone { port }
             | Event::Arrive { port }
+            | Event::Reply { port, .. }
             | Event::Inject { port, .. }
             | Event::PauseRx { port, .. }
             | Event::PauseExpire { port, .. }

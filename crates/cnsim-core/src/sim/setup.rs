@@ -26,6 +26,7 @@ use crate::scenario::schema::SourceKind;
 use crate::scenario::spec::Scenario;
 use crate::scenario::spec::{FlowOrigin, FlowSpec};
 use crate::traffic::source::{Source, SourceParams};
+use crate::transport::Transport;
 use crate::units::Time;
 use fixedbitset::FixedBitSet;
 use slab::Slab;
@@ -100,6 +101,7 @@ impl Simulator {
                         in_delay: 0,
                         arbiter_free: Time::ZERO,
                         arbiter_wake: false,
+                        lone_source: None,
                     })
                 }
             });
@@ -387,7 +389,26 @@ impl Simulator {
         for row in 0..rl_rows {
             sim.note_active(row as u32);
         }
+        // A host whose only flow is a UDP source's: that source is the only
+        // one who may wait for room there (`Simulator::park_source`).
+        if sc.workloads.is_empty() {
+            let mut flows_from = vec![0u32; sc.nodes.len()];
+            for f in &flow_specs {
+                flows_from[f.src] += 1;
+            }
+            for (si, s) in sim.sources.iter().enumerate() {
+                let node = s.host_node as usize;
+                if s.transport == Transport::Udp && flows_from[node] == 1 {
+                    if let Role::Host(h) = &mut sim.roles[node] {
+                        h.lone_source = Some(si as u32);
+                    }
+                }
+            }
+        }
         let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();
+        for (rl, &line) in sim.limiters.iter_mut().zip(&lines) {
+            rl.line = line;
+        }
         sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);
         sim.udp_at_last_bit = !sim.scheme.watches_destinations();
         // Series rows start at the line rate (a workload's row holds no

@@ -131,10 +131,12 @@ impl Simulator {
     /// the peer's `arriving` line and the event names only the port.
     ///
     /// A UDP frame toward its destination host is delivered at once, with
-    /// its arrival time: nothing at a host reacts to it, so the event would
-    /// only cost time. (E2CM's destination measurement counts bytes when a
-    /// probe arrives, so with it frames take the event.) A frame that would
-    /// arrive after the end stays on the link.
+    /// its arrival time: nothing at a host reacts to it but DCQCN's
+    /// notification point, whose CNP waits for that time in an event of
+    /// its own, so the event would only cost time. (E2CM's destination
+    /// measurement counts bytes when a probe arrives, so with it frames
+    /// take the event.) A frame that would arrive after the end stays on
+    /// the link.
     #[inline(always)]
     pub(super) fn send_on_link(&mut self, port: u32, frame: Frame) {
         let pi = port as usize;

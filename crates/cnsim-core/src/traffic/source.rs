@@ -37,6 +37,9 @@ pub struct Source {
     /// The unit being handed to the egress queue.
     pending: Pending,
     pub blocked: bool,
+    /// The time of its next unit, when it waits for room before that unit
+    /// is due, without an event (`Simulator::park_source`).
+    pub parked: Option<Time>,
 }
 
 /// A source's flows: (flow id, destination host number) by position.
@@ -149,6 +152,7 @@ impl Source {
             flows: FlowList::new(p.flows),
             pending: Pending::default(),
             blocked: false,
+            parked: None,
         }
     }
 
@@ -206,6 +210,17 @@ impl Source {
                 p.flow,
                 p.dst_host,
                 p.remaining.min(self.frame as u64) as u32,
+            )
+        })
+    }
+
+    /// The first frame of its next unit, for a source of one flow: (flow,
+    /// bytes).
+    pub fn next_first_frame(&self) -> Option<(u32, u32)> {
+        (self.flows.len() == 1).then(|| {
+            (
+                self.flows.get(0).0,
+                self.unit_bytes.min(self.frame as u64) as u32,
             )
         })
     }
