@@ -316,7 +316,10 @@ fn a_dcqcn_frame_takes_one_event_per_hop_and_its_release() {
     // Four per frame, plus CNPs, DCQCN's timers, PFC frames and the first
     // microseconds, before the limiters hold the sources back (a few in a
     // hundred frames over 20 ms).
-    assert!((4.0..4.25).contains(&per_frame), "{per_frame} events per frame");
+    assert!(
+        (4.0..4.25).contains(&per_frame),
+        "{per_frame} events per frame"
+    );
     let cnps: u64 = r.summary.flows.iter().map(|f| f.counters.cnps_sent).sum();
     assert!(cnps > 0, "no CNP was sent");
 }
