@@ -40,6 +40,16 @@ pub(super) struct HostState {
     pub(super) lone_source: Option<u32>,
 }
 
+/// The queue a host's data frame enters before the egress buffer.
+enum LimiterQueue {
+    /// The flow's own queue of a host with per-flow queues (unlimited).
+    PerFlow,
+    /// The queue of the installed rate limiter of this row.
+    Limiter(u32),
+    /// None: the frame goes straight to the egress buffer.
+    None,
+}
+
 /// Who waits for room in a host's adapter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Waiter {
@@ -152,11 +162,8 @@ impl Simulator {
         if self.fault == super::invariants::Fault::RateAboveLine && self.limiters[f].active {
             self.limiters[f].rate = 2.0 * self.line_rate(flow);
         }
-        let rl = &mut self.limiters[f];
-        if rl.active {
-            if self.checks {
-                self.check_rate(flow);
-            }
+        if self.limiters[f].active {
+            self.check_rate(flow);
             let rl = &mut self.limiters[f];
             rl.next_allowed = now + rl.gap(size as u64);
         }
@@ -241,28 +248,40 @@ impl Simulator {
         if self.limiters.is_empty() {
             return self.egress_has_room(node, size);
         }
-        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
-        if voq {
-            return true;
-        }
-        let row = self.limiter_of(flow);
-        if self.rl_installed(row) {
-            let cap = self.scheme.limiter_queue();
-            !self.host_stopped(node) && self.limiters[row as usize].bytes + size as u64 <= cap.0
-        } else {
-            self.egress_has_room(node, size)
+        match self.limiter_queue_of(node, flow) {
+            LimiterQueue::PerFlow => true,
+            LimiterQueue::Limiter(row) => !self.host_stopped(node) && self.limiter_fits(row, size),
+            LimiterQueue::None => self.egress_has_room(node, size),
         }
     }
 
     /// Is `flow`'s frame of `size` held back by its installed rate
     /// limiter's full queue (so that `adapter_has_room` is false)?
     fn limiter_full(&self, node: usize, flow: u32, size: u32) -> bool {
-        if self.limiters.is_empty() || matches!(&self.roles[node], Role::Host(h) if h.voq) {
-            return false;
+        !self.limiters.is_empty()
+            && matches!(self.limiter_queue_of(node, flow),
+                LimiterQueue::Limiter(row) if !self.limiter_fits(row, size))
+    }
+
+    /// Which of its host's queues a frame of `flow` enters before the
+    /// egress buffer (the run has limiters).
+    #[inline]
+    fn limiter_queue_of(&self, node: usize, flow: u32) -> LimiterQueue {
+        if matches!(&self.roles[node], Role::Host(h) if h.voq) {
+            return LimiterQueue::PerFlow;
         }
         let row = self.limiter_of(flow);
-        let cap = self.scheme.limiter_queue();
-        self.rl_installed(row) && self.limiters[row as usize].bytes + size as u64 > cap.0
+        if self.rl_installed(row) {
+            LimiterQueue::Limiter(row)
+        } else {
+            LimiterQueue::None
+        }
+    }
+
+    /// Does a frame of `size` fit in the queue of the limiter of `row`?
+    #[inline]
+    fn limiter_fits(&self, row: u32, size: u32) -> bool {
+        self.limiters[row as usize].bytes + size as u64 <= self.scheme.limiter_queue().0
     }
 
     /// Hand a data frame (room was checked) to its flow's queue if it has
@@ -389,11 +408,8 @@ impl Simulator {
         true
     }
 
-    /// Room may have appeared for the parked source of host `node`: if its
-    /// unit is not due before now, it takes the event it would have had.
-    /// (Sources produce after every other event of an instant, so a unit
-    /// due now still has its event ahead.) A unit due earlier found no
-    /// room then: its source waits to be woken, as it would have.
+    /// Room may have appeared for the parked source of host `node` (its
+    /// limiter was installed or removed).
     fn recheck_parked(&mut self, node: usize) {
         let Role::Host(h) = &self.roles[node] else {
             return;
@@ -401,23 +417,34 @@ impl Simulator {
         let Some(s) = h.lone_source else {
             return;
         };
-        let src = &self.sources[s as usize];
-        let Some(t) = src.parked else {
+        let Some(t) = self.sources[s as usize].parked else {
             return;
         };
-        let Some((flow, size)) = src.next_first_frame() else {
-            return;
+        if self.try_unpark(node, s, t) {
+            if let Role::Host(h) = &mut self.roles[node] {
+                h.waiting.retain(|&w| w != Waiter::Source(s));
+            }
+        }
+    }
+
+    /// A parked source `s` whose unit is due at `t`, not before now, with
+    /// room now takes the event it would have had (sources produce after
+    /// every other event of an instant, so a unit due now still has its
+    /// event ahead); true if so. The caller takes it out of the waiting
+    /// line. A unit due earlier found no room then: its source waits to be
+    /// woken, as it would have.
+    fn try_unpark(&mut self, node: usize, s: u32, t: Time) -> bool {
+        let Some((flow, size)) = self.sources[s as usize].next_first_frame() else {
+            return false;
         };
         if t < self.now || !self.adapter_has_room(node, flow, size) {
-            return;
+            return false;
         }
         let src = &mut self.sources[s as usize];
         src.parked = None;
         src.blocked = false;
-        if let Role::Host(h) = &mut self.roles[node] {
-            h.waiting.retain(|&w| w != Waiter::Source(s));
-        }
         self.events.schedule(t, Event::SourceFire { source: s });
+        true
     }
 
     /// Space freed in a host's egress queue: stalled rate limiters go
@@ -493,28 +520,19 @@ impl Simulator {
                 Some(Waiter::Source(s)) => {
                     if let Some(t) = self.sources[s as usize].parked {
                         if t >= self.now {
-                            // Its unit is not due yet: it waits on, or
-                            // takes its event if there is room now.
-                            if let Role::Host(h) = &mut self.roles[node] {
-                                h.waiting.push_back(Waiter::Source(s));
+                            // Its unit is not due yet: it takes its event
+                            // if there is room now, else waits on.
+                            if !self.try_unpark(node, s, t) {
+                                if let Role::Host(h) = &mut self.roles[node] {
+                                    h.waiting.push_back(Waiter::Source(s));
+                                }
                             }
-                            self.recheck_parked(node);
                             continue;
                         }
                         // Due at `t` with no room then: produced then.
                         let src = &mut self.sources[s as usize];
                         src.parked = None;
                         src.produce();
-                    }
-                    // One that would find no room again (its limiter's
-                    // queue is still full) waits on in its place.
-                    if let Some((flow, _, size)) = self.sources[s as usize].peek_frame() {
-                        if !self.adapter_has_room(node, flow, size) {
-                            if let Role::Host(h) = &mut self.roles[node] {
-                                h.waiting.push_back(Waiter::Source(s));
-                            }
-                            continue;
-                        }
                     }
                     self.sources[s as usize].blocked = false;
                     if self.source_push(s) {
