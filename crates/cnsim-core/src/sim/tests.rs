@@ -455,3 +455,89 @@ fn a_run_is_given_the_threads_it_can_use_and_told_why_not_more() {
     );
     assert_eq!(thread_budget(1, gb, None, Some(why)), (1, vec![]));
 }
+
+/// A source parked behind its full rate limiter, and data frames
+/// delivered at their last bit with DCQCN's CNPs sent by `Reply` events,
+/// change when events happen, not what happens: DCQCN and BCN runs with
+/// both switched off (every frame arrives by an event, every unit has its
+/// event) give the same counters, series, PFC events and summary, with
+/// more events.
+#[test]
+fn parked_sources_and_last_bit_deliveries_change_no_result() {
+    let cases = [
+        (
+            "scenarios/dcqcn/convergence.toml",
+            vec![("params.n", "4"), ("duration", "10ms")],
+        ),
+        (
+            "scenarios/dcqcn/convergence.toml",
+            vec![
+                ("params.n", "2"),
+                ("duration", "10ms"),
+                ("dcqcn.variant", "\"mellanox\""),
+            ],
+        ),
+        ("scenarios/baseline/bcn.toml", vec![("duration", "20ms")]),
+        // Units on the slot grid: wake-ups at the very instant a unit is due.
+        (
+            "scenarios/dcqcn/convergence.toml",
+            vec![
+                ("params.n", "4"),
+                ("duration", "10ms"),
+                ("defaults.source.slot_offset", "\"0ns\""),
+            ],
+        ),
+    ];
+    for (file, sets) in cases {
+        let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let sets: Vec<(String, String)> = sets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let sc = load(&text, file, Format::Toml, &sets).unwrap_or_else(|e| panic!("{e}"));
+        let run = |park: bool| {
+            let mut s = Simulator::new(&sc, 1);
+            if !park {
+                s.udp_at_last_bit = false;
+                for role in &mut s.roles {
+                    if let Role::Host(h) = role {
+                        h.lone_source = None;
+                    }
+                }
+            }
+            s.run(&sc, &RunOptions::default())
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let (parked, not) = (run(true), run(false));
+        assert!(
+            parked.summary.events < not.summary.events,
+            "{file}: nothing parked"
+        );
+        assert_eq!(parked.flows, not.flows, "{file}");
+        assert_eq!(parked.queues, not.queues, "{file}");
+        assert_eq!(parked.series, not.series, "{file}");
+        assert_eq!(
+            format!("{:?}", parked.pfc_events),
+            format!("{:?}", not.pfc_events)
+        );
+        let summary = |r: &RunResult| {
+            let mut v = serde_json::to_value(&r.summary).unwrap();
+            let o = v.as_object_mut().unwrap();
+            for k in [
+                "events",
+                "fingerprint",
+                "wall_time_s",
+                "events_per_s",
+                "frame_hops_per_s",
+                "slowdown",
+                "peak_memory_bytes",
+                "rss_growth_bytes",
+            ] {
+                o.remove(k);
+            }
+            v
+        };
+        assert_eq!(summary(&parked), summary(&not), "{file}");
+    }
+}
