@@ -38,6 +38,11 @@ pub(super) struct HostState {
     /// alone may wait here, so it may wait before its unit is due
     /// (`Simulator::park_source`).
     pub(super) lone_source: Option<u32>,
+    /// The lone source, alone in `waiting`, waits for its installed rate
+    /// limiter's queue, which only a release (that wakes the host) or the
+    /// limiter's removal (`note_active`) can drain: a frame leaving the
+    /// egress buffer gives it no room, so it need not be woken.
+    pub(super) waits_for_limiter: bool,
 }
 
 /// The queue a host's data frame enters before the egress buffer.
@@ -96,14 +101,20 @@ impl Simulator {
     /// Copy the limiter of `row`'s installed flag into `rl_active`, after
     /// anything that may have changed it. An install or a removal changes
     /// where the flow's frames find room: a parked source looks again.
-    #[inline]
+    #[inline(always)]
     pub(super) fn note_active(&mut self, row: u32) {
-        let active = self.limiters[row as usize].active;
-        if self.rl_active.contains(row as usize) != active {
-            self.rl_active.set(row as usize, active);
-            let node = self.flow_src_node[row as usize] as usize;
-            self.recheck_parked(node);
+        if self.rl_active.contains(row as usize) != self.limiters[row as usize].active {
+            self.active_changed(row);
         }
+    }
+
+    /// `note_active` when the flag changed.
+    #[inline(never)]
+    fn active_changed(&mut self, row: u32) {
+        let active = self.limiters[row as usize].active;
+        self.rl_active.set(row as usize, active);
+        let node = self.flow_src_node[row as usize] as usize;
+        self.recheck_parked(node);
     }
 
     /// Whether the limiter of `row` is installed (false for a row without one).
@@ -196,8 +207,11 @@ impl Simulator {
         while let Some((flow, dst_host, size)) = self.sources[s as usize].peek_frame() {
             if !self.adapter_has_room(node, flow, size) {
                 self.sources[s as usize].blocked = true;
+                let for_limiter = self.limiter_full(node, flow, size);
                 if let Role::Host(h) = &mut self.roles[node] {
                     h.waiting.push_back(Waiter::Source(s));
+                    h.waits_for_limiter =
+                        for_limiter && h.lone_source == Some(s) && h.waiting.len() == 1;
                 }
                 // Frames handed over before the stop may sit on an idle link.
                 self.try_start(port);
@@ -404,6 +418,7 @@ impl Simulator {
         src.blocked = true;
         if let Role::Host(h) = &mut self.roles[node] {
             h.waiting.push_back(Waiter::Source(s));
+            h.waits_for_limiter = h.waiting.len() == 1;
         }
         true
     }
@@ -411,9 +426,10 @@ impl Simulator {
     /// Room may have appeared for the parked source of host `node` (its
     /// limiter was installed or removed).
     fn recheck_parked(&mut self, node: usize) {
-        let Role::Host(h) = &self.roles[node] else {
+        let Role::Host(h) = &mut self.roles[node] else {
             return;
         };
+        h.waits_for_limiter = false;
         let Some(s) = h.lone_source else {
             return;
         };
@@ -456,11 +472,13 @@ impl Simulator {
         if h.stopped && self.ports[h.port as usize].occupancy <= h.low {
             h.stopped = false;
         }
-        // Only rate limiters stall.
-        if !self.limiters.is_empty() {
+        // Only rate limiters stall (and a busy arbiter needs its wake).
+        if !self.limiters.is_empty() && (!h.stalled.is_empty() || h.arbiter_free > self.now) {
             self.serve_stalled(node);
         }
-        self.wake_sources(node);
+        if !matches!(&self.roles[node], Role::Host(h) if h.waits_for_limiter) {
+            self.wake_sources(node);
+        }
     }
 
     /// Release frames of stalled flows in the order they stalled, while the
@@ -508,9 +526,10 @@ impl Simulator {
 
     /// `wake_sources` when someone waits.
     pub(super) fn retry_waiting(&mut self, node: usize) {
-        let Role::Host(h) = &self.roles[node] else {
+        let Role::Host(h) = &mut self.roles[node] else {
             return;
         };
+        h.waits_for_limiter = false;
         for _ in 0..h.waiting.len() {
             let Role::Host(h) = &mut self.roles[node] else {
                 return;

@@ -102,6 +102,7 @@ impl Simulator {
                         arbiter_free: Time::ZERO,
                         arbiter_wake: false,
                         lone_source: None,
+                        waits_for_limiter: false,
                     })
                 }
             });
