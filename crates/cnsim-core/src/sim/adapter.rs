@@ -383,7 +383,10 @@ impl Simulator {
 
     pub(super) fn schedule_next_unit(&mut self, s: u32) {
         if let Some(t) = self.sources[s as usize].next_time(self.now) {
-            // Only a rate limiter's queue parks a source.
+            if !self.conn_writer.is_empty() && self.park_writer(s, t) {
+                return;
+            }
+            // Only a rate limiter's queue parks a UDP source.
             if self.limiters.is_empty() || !self.park_source(s, t) {
                 self.events.schedule(t, Event::SourceFire { source: s });
             }

@@ -17,6 +17,9 @@ use crate::transport::tcp::TcpParams;
 use crate::transport::{AckAction, AckFlags, ConnParams, Receiver, Sender, Transport};
 use crate::units::Time;
 
+/// `Simulator::conn_writer` of a flow without a single writing source.
+pub(super) const NO_WRITER: u32 = u32::MAX;
+
 impl Simulator {
     /// Per flow: its transport's parameters (the payload per segment from
     /// the source's frame), sender and receiver. A UDP flow gets TCP's
@@ -104,6 +107,9 @@ impl Simulator {
     pub(super) fn conn_send(&mut self, flow: u32) {
         let now = self.now;
         let f = flow as usize;
+        if !self.conn_writer.is_empty() {
+            self.catch_up_writer(flow, now);
+        }
         let p = self.conn_params[f];
         let node = self.flow_src_node[f] as usize;
         let Role::Host(h) = &self.roles[node] else {
@@ -146,6 +152,83 @@ impl Simulator {
         }
         self.try_start(port);
         self.conn_arm_rto(flow);
+        if !self.conn_writer.is_empty() {
+            self.wake_writer(flow);
+        }
+    }
+
+    /// Whether a write to `flow` now would change nothing its connection
+    /// does: a full segment is unsent already, so the segment it offers
+    /// next is the same with more data behind it.
+    #[inline]
+    fn write_is_inert(&self, f: usize) -> bool {
+        self.conn_tx[f].unsent() >= self.conn_params[f].payload() as u64
+    }
+
+    /// The only writer `s` of a connection that holds a full unsent
+    /// segment, its unit written, waits for its next unit (due at `t`)
+    /// without an event; true if so. Its event would only write: the
+    /// write is inert (`write_is_inert`), and the `conn_send` after it
+    /// finds what the last one left (every change that lets a connection
+    /// send calls `conn_send`). The units come due in `catch_up_writer`,
+    /// before the connection next sends; it takes its events again once
+    /// less than a segment is unsent (`wake_writer`).
+    pub(super) fn park_writer(&mut self, s: u32, t: Time) -> bool {
+        let Some((flow, _)) = self.sources[s as usize].next_first_frame() else {
+            return false;
+        };
+        if self.conn_writer[flow as usize] != s || !self.write_is_inert(flow as usize) {
+            return false;
+        }
+        self.sources[s as usize].parked = Some(t);
+        true
+    }
+
+    /// Write the units of `flow`'s parked writer that came due before
+    /// `horizon`, each counted at its own time, as its events would have
+    /// (nothing was sent since it parked, so each was inert).
+    #[inline]
+    fn catch_up_writer(&mut self, flow: u32, horizon: Time) {
+        let s = self.conn_writer[flow as usize];
+        if s == NO_WRITER {
+            return;
+        }
+        let f = flow as usize;
+        while let Some(t) = self.sources[s as usize].parked.filter(|&t| t < horizon) {
+            let src = &mut self.sources[s as usize];
+            src.produce();
+            let (_, bytes) = src.take_unit();
+            src.parked = src.next_time(t);
+            self.conn_tx[f].write(bytes);
+            self.flows[f].volume.offer(bytes);
+            let row = self.row(f);
+            self.flow_tx.add(row, t, bytes);
+        }
+    }
+
+    /// After `flow` sent: its parked writer takes its next event again
+    /// once the connection has less than a segment unsent (its unit is
+    /// due now or later: the catch-up wrote those due before now).
+    #[inline]
+    fn wake_writer(&mut self, flow: u32) {
+        let s = self.conn_writer[flow as usize];
+        if s == NO_WRITER || self.write_is_inert(flow as usize) {
+            return;
+        }
+        if let Some(t) = self.sources[s as usize].parked.take() {
+            self.events.schedule(t, Event::SourceFire { source: s });
+        }
+    }
+
+    /// Units of parked writers due before the end are written at the end.
+    pub(super) fn catch_up_writers(&mut self) {
+        if self.conn_writer.is_empty() {
+            return;
+        }
+        let horizon = self.halt.map_or(self.end, |h| h.min(self.end));
+        for flow in 0..self.conn_writer.len() as u32 {
+            self.catch_up_writer(flow, horizon);
+        }
     }
 
     fn conn_arm_rto(&mut self, flow: u32) {

@@ -18,6 +18,7 @@ impl Simulator {
     /// scheme's counts. (A split run settles each partition, then adds
     /// them up.)
     pub(super) fn settle(&mut self) {
+        self.catch_up_writers();
         // Frames still buffered or on their way at the end.
         let queued = self.ports.iter().flat_map(|p| p.queued());
         let limited = self.limiters.iter().flat_map(|rl| rl.queue.iter());

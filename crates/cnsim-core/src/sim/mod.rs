@@ -227,6 +227,10 @@ pub struct Simulator {
     /// UDP frames are delivered at their last bit (see `send_on_link`):
     /// false when the scheme watches what reaches destinations.
     udp_at_last_bit: bool,
+    /// By flow: the connection source that alone writes it, which may
+    /// write ahead of its events (`Simulator::park_writer`); `NO_WRITER`
+    /// for the others. Empty when no source qualifies.
+    conn_writer: Vec<u32>,
     /// Per flow: its rate limiter (empty without a scheme or per-flow
     /// queues). A flow whose limiter is shared uses the row of `flow_rl`.
     limiters: Vec<RateLimiter>,

@@ -330,6 +330,7 @@ impl Simulator {
             poll: None,
             scheme: Scheme::None,
             udp_at_last_bit: true,
+            conn_writer: Vec::new(),
             limiters: flow_specs[..rl_rows]
                 .iter()
                 .map(|f| limiter(sc, seed, f))
@@ -404,6 +405,15 @@ impl Simulator {
                         h.lone_source = Some(si as u32);
                     }
                 }
+            }
+        }
+        // A connection source with one flow is that flow's only writer.
+        for (si, s) in sim.sources.iter().enumerate() {
+            if let (true, Some((flow, _))) = (s.transport.is_connection(), s.next_first_frame()) {
+                if sim.conn_writer.is_empty() {
+                    sim.conn_writer = vec![super::conn::NO_WRITER; n_flows];
+                }
+                sim.conn_writer[flow as usize] = si as u32;
             }
         }
         let lines: Vec<f64> = (0..n_flows).map(|f| sim.line_rate(f as u32)).collect();

@@ -456,10 +456,11 @@ fn a_run_is_given_the_threads_it_can_use_and_told_why_not_more() {
     assert_eq!(thread_budget(1, gb, None, Some(why)), (1, vec![]));
 }
 
-/// A source parked behind its full rate limiter, and data frames
-/// delivered at their last bit with DCQCN's CNPs sent by `Reply` events,
-/// change when events happen, not what happens: DCQCN and BCN runs with
-/// both switched off (every frame arrives by an event, every unit has its
+/// A source parked behind its full rate limiter, a connection's writer
+/// parked while a full segment is unsent, and data frames delivered at
+/// their last bit with DCQCN's CNPs sent by `Reply` events, change when
+/// events happen, not what happens: DCQCN, BCN, TCP and RoCE runs with all
+/// three switched off (every frame arrives by an event, every unit has its
 /// event) give the same counters, series, PFC events and summary, with
 /// more events.
 #[test]
@@ -478,6 +479,43 @@ fn parked_sources_and_last_bit_deliveries_change_no_result() {
             ],
         ),
         ("scenarios/baseline/bcn.toml", vec![("duration", "20ms")]),
+        // Writers of TCP (DCTCP) and RoCE (DCQCN) connections at full load,
+        // and TCP behind QCN and PAUSE.
+        (
+            "scenarios/dctcp/long_flows.toml",
+            vec![("duration", "10ms")],
+        ),
+        (
+            "scenarios/dcqcn/convergence.toml",
+            vec![
+                ("params.n", "4"),
+                ("duration", "5ms"),
+                ("defaults.source.transport", "\"roce\""),
+            ],
+        ),
+        // Below the bottleneck's rate: connections catch up with their
+        // writers, which park and wake again.
+        (
+            "scenarios/dctcp/long_flows.toml",
+            vec![
+                ("duration", "10ms"),
+                ("params.n", "2"),
+                ("sources[0].load", "0.45"),
+            ],
+        ),
+        (
+            "scenarios/dcqcn/convergence.toml",
+            vec![
+                ("params.n", "2"),
+                ("duration", "5ms"),
+                ("defaults.source.transport", "\"roce\""),
+                ("sources[0].load", "0.45"),
+            ],
+        ),
+        (
+            "scenarios/qcn_tcp/pause_propagation.toml",
+            vec![("duration", "30ms"), ("qcn.enabled", "true")],
+        ),
         // Units on the slot grid: wake-ups at the very instant a unit is due.
         (
             "scenarios/dcqcn/convergence.toml",
@@ -500,6 +538,7 @@ fn parked_sources_and_last_bit_deliveries_change_no_result() {
             let mut s = Simulator::new(&sc, 1);
             if !park {
                 s.udp_at_last_bit = false;
+                s.conn_writer.clear();
                 for role in &mut s.roles {
                     if let Role::Host(h) = role {
                         h.lone_source = None;

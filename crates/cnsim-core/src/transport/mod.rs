@@ -168,6 +168,14 @@ impl Sender {
         }
     }
 
+    /// Bytes written and not yet sent.
+    pub fn unsent(&self) -> u64 {
+        match self {
+            Sender::Tcp(s) => s.unsent(),
+            Sender::Roce(s) => s.unsent(),
+        }
+    }
+
     pub fn peek(&self, p: &ConnParams) -> Option<u32> {
         match (self, p) {
             (Sender::Tcp(s), ConnParams::Tcp(p)) => s.peek(p),

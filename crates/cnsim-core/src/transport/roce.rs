@@ -86,6 +86,11 @@ impl RoceSender {
         self.written += bytes;
     }
 
+    /// Bytes written and not yet sent (from `snd_nxt`).
+    pub fn unsent(&self) -> u64 {
+        self.written - self.snd_nxt
+    }
+
     /// Length of the segment `next_segment` would return now.
     pub fn peek(&self, p: &RoceParams) -> Option<u32> {
         let len = (self.written - self.snd_nxt).min(p.mtu as u64);

@@ -214,6 +214,11 @@ impl TcpSender {
         self.written += bytes;
     }
 
+    /// Bytes written and not yet sent (from `snd_nxt`).
+    pub fn unsent(&self) -> u64 {
+        self.written - self.snd_nxt
+    }
+
     /// Length of the segment `next_segment` would return now.
     pub fn peek(&self, p: &TcpParams) -> Option<u32> {
         self.candidate(p).map(|s| s.len)
