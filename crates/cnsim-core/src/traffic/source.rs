@@ -37,8 +37,10 @@ pub struct Source {
     /// The unit being handed to the egress queue.
     pending: Pending,
     pub blocked: bool,
-    /// The time of its next unit, when it waits for room before that unit
-    /// is due, without an event (`Simulator::park_source`).
+    /// The time of its next unit, when it has no event for it: it waits
+    /// for room before that unit is due (`Simulator::park_source`), or
+    /// writes to its connection ahead of its events
+    /// (`Simulator::park_writer`).
     pub parked: Option<Time>,
 }
 
