@@ -94,12 +94,18 @@ impl Simulator {
 
     /// The application of `flow` writes `bytes` to its connection.
     pub(super) fn conn_offer(&mut self, flow: u32, bytes: u64) {
+        self.conn_append(flow, bytes, self.now);
+        self.conn_send(flow);
+    }
+
+    /// `bytes` written to `flow`'s send buffer at `at`, and counted.
+    #[inline(always)]
+    fn conn_append(&mut self, flow: u32, bytes: u64, at: Time) {
         let f = flow as usize;
         self.conn_tx[f].write(bytes);
         self.flows[f].volume.offer(bytes);
         let row = self.row(f);
-        self.flow_tx.add(row, self.now, bytes);
-        self.conn_send(flow);
+        self.flow_tx.add(row, at, bytes);
     }
 
     /// Send what the window allows while the adapter has room, then make
@@ -193,16 +199,12 @@ impl Simulator {
         if s == NO_WRITER {
             return;
         }
-        let f = flow as usize;
         while let Some(t) = self.sources[s as usize].parked.filter(|&t| t < horizon) {
             let src = &mut self.sources[s as usize];
             src.produce();
             let (_, bytes) = src.take_unit();
             src.parked = src.next_time(t);
-            self.conn_tx[f].write(bytes);
-            self.flows[f].volume.offer(bytes);
-            let row = self.row(f);
-            self.flow_tx.add(row, t, bytes);
+            self.conn_append(flow, bytes, t);
         }
     }
 
