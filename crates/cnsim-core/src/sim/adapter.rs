@@ -206,7 +206,6 @@ impl Simulator {
         let port = self.sources[s as usize].host_port;
         while let Some((flow, dst_host, size)) = self.sources[s as usize].peek_frame() {
             if !self.adapter_has_room(node, flow, size) {
-                self.sources[s as usize].blocked = true;
                 let for_limiter = self.limiter_full(node, flow, size);
                 if let Role::Host(h) = &mut self.roles[node] {
                     h.waiting.push_back(Waiter::Source(s));
@@ -416,9 +415,7 @@ impl Simulator {
         if !self.limiter_full(node, flow, size) {
             return false;
         }
-        let src = &mut self.sources[s as usize];
-        src.parked = Some(t);
-        src.blocked = true;
+        self.sources[s as usize].parked = Some(t);
         if let Role::Host(h) = &mut self.roles[node] {
             h.waiting.push_back(Waiter::Source(s));
             h.waits_for_limiter = h.waiting.len() == 1;
@@ -459,9 +456,7 @@ impl Simulator {
         if t < self.now || !self.adapter_has_room(node, flow, size) {
             return false;
         }
-        let src = &mut self.sources[s as usize];
-        src.parked = None;
-        src.blocked = false;
+        self.sources[s as usize].parked = None;
         self.events.schedule(t, Event::SourceFire { source: s });
         true
     }
@@ -556,7 +551,6 @@ impl Simulator {
                         src.parked = None;
                         src.produce();
                     }
-                    self.sources[s as usize].blocked = false;
                     if self.source_push(s) {
                         self.schedule_next_unit(s);
                     }

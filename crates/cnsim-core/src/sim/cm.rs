@@ -104,12 +104,7 @@ impl Simulator {
     /// arrives at `at`: the answer leaves then.
     #[inline(never)]
     fn reply_when_arrived(&mut self, node: usize, flow: u32, m: Message, at: crate::units::Time) {
-        let Role::Host(h) = &self.roles[node] else {
-            unreachable!("destinations are hosts")
-        };
-        let port = h.port;
-        let dst_host = self.flow_src_host[flow as usize];
-        let mut reply = self.control_frame(flow, dst_host, port, m);
+        let (port, mut reply) = self.reply_frame(node, flow, m);
         reply.created = at;
         let slot = self.parked.insert(reply) as u32;
         self.events.schedule(at, Event::Reply { port, slot });
@@ -118,12 +113,18 @@ impl Simulator {
     /// Host `node`, a destination of `flow`, sends the scheme's message `m`
     /// to the flow's source through its egress buffer.
     pub(super) fn reply_to_source(&mut self, node: usize, flow: u32, m: Message) {
+        let (_, reply) = self.reply_frame(node, flow, m);
+        self.egress_enqueue(node, reply);
+    }
+
+    /// The frame carrying `m` from host `node`, a destination of `flow`,
+    /// to the flow's source, and the host's port it leaves by.
+    fn reply_frame(&self, node: usize, flow: u32, m: Message) -> (u32, Frame) {
         let Role::Host(h) = &self.roles[node] else {
             unreachable!("destinations are hosts")
         };
         let dst_host = self.flow_src_host[flow as usize];
-        let reply = self.control_frame(flow, dst_host, h.port, m);
-        self.egress_enqueue(node, reply);
+        (h.port, self.control_frame(flow, dst_host, h.port, m))
     }
 
     /// A notification reaches the reaction point of its flow's limiter.

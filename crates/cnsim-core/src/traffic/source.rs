@@ -36,7 +36,6 @@ pub struct Source {
     flows: FlowList,
     /// The unit being handed to the egress queue.
     pending: Pending,
-    pub blocked: bool,
     /// The time of its next unit, when it has no event for it: it waits
     /// for room before that unit is due (`Simulator::park_source`), or
     /// writes to its connection ahead of its events
@@ -153,7 +152,6 @@ impl Source {
             next_slot: 0,
             flows: FlowList::new(p.flows),
             pending: Pending::default(),
-            blocked: false,
             parked: None,
         }
     }
