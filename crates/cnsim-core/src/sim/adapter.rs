@@ -89,13 +89,19 @@ impl Simulator {
         let node = self.flow_src_node[flow as usize] as usize;
         // A per-flow queue stays whatever becomes of its limiter.
         let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
-        let rl = &mut self.limiters[flow as usize];
-        if voq || rl.queue.is_empty() {
-            rl.active = false;
-            rl.cpid = NO_CP;
-            self.scheme.limiter_removed(flow, rl);
-            self.note_active(flow);
+        if voq || self.limiters[flow as usize].queue.is_empty() {
+            self.remove_limiter(flow);
         }
+    }
+
+    /// Remove the limiter of `row`: its flow's frames go out untagged, and
+    /// the scheme's timers for it lapse (they find it removed).
+    pub(super) fn remove_limiter(&mut self, row: u32) {
+        let rl = &mut self.limiters[row as usize];
+        rl.active = false;
+        rl.cpid = NO_CP;
+        self.scheme.limiter_removed(row, rl);
+        self.note_active(row);
     }
 
     /// Copy the limiter of `row`'s installed flag into `rl_active`, after

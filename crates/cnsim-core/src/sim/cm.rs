@@ -127,11 +127,36 @@ impl Simulator {
         (h.port, self.control_frame(flow, dst_host, h.port, m))
     }
 
-    /// A notification reaches the reaction point of its flow's limiter.
+    /// A notification reaches the reaction point of its flow's limiter
+    /// (none once the flow is complete: `end_reaction_point`).
     pub(super) fn reaction_point(&mut self, message: Frame) {
+        if self.rp_ended(message.flow) {
+            return;
+        }
         let row = self.limiter_of(message.flow);
         let r = self.with_rp(row, |s, rp| s.reaction_point(&message, rp));
         self.apply(row, r);
+    }
+
+    /// A complete workload flow's own limiter is removed: the scheme's
+    /// timers for it lapse (they find it removed), and notifications that
+    /// still reach it are ignored (`reaction_point`). Nothing it controlled
+    /// is left to send.
+    pub(super) fn end_reaction_point(&mut self, flow: u32) {
+        if self.rp_ended(flow) && self.limiters.get(flow as usize).is_some_and(|l| l.active) {
+            self.remove_limiter(flow);
+        }
+    }
+
+    /// Whether `flow` is complete (`sender_done`) and the limiter row it
+    /// would use is its own (a shared one serves other flows).
+    #[inline]
+    fn rp_ended(&self, flow: u32) -> bool {
+        #[cfg(test)]
+        if self.rp_outlives_flow {
+            return false;
+        }
+        self.sender_done(flow) && self.limiter_of(flow) == flow
     }
 
     /// A scheme timer of the limiter of `row` ran out.

@@ -366,6 +366,7 @@ impl Simulator {
             self.set_alpha(f, alpha);
         }
         self.conn_send(frame.flow);
+        self.end_reaction_point(frame.flow);
     }
 
     /// Copy the connections' counters into the flows' (see `Volume` for

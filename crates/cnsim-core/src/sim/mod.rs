@@ -218,6 +218,9 @@ pub struct Simulator {
     last_seq: Vec<u32>,
     #[cfg(test)]
     fault: invariants::Fault,
+    /// Tests: a complete flow keeps its reaction point (`rp_ended`).
+    #[cfg(test)]
+    rp_outlives_flow: bool,
     /// Limits of this run (from `RunOptions`).
     max_events: u64,
     max_wall: Option<(std::time::Instant, std::time::Duration)>,

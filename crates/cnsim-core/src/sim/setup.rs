@@ -325,6 +325,8 @@ impl Simulator {
             last_seq: vec![0; n_flows],
             #[cfg(test)]
             fault: invariants::Fault::None,
+            #[cfg(test)]
+            rp_outlives_flow: false,
             max_events: u64::MAX,
             max_wall: None,
             poll: None,

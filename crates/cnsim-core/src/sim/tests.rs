@@ -580,3 +580,89 @@ fn parked_sources_and_last_bit_deliveries_change_no_result() {
         assert_eq!(summary(&parked), summary(&not), "{file}");
     }
 }
+
+/// A workload flow's reaction point ends when its sender has every byte
+/// acknowledged: its limiter is removed, its timers lapse and later CNPs
+/// are ignored. Nothing it controlled is left to send, so every flow
+/// finishes at the same time as when the reaction point outlives its flow;
+/// only events (and limiter installs by late CNPs) are fewer.
+#[test]
+fn a_complete_flows_reaction_point_ends_and_no_flow_finishes_otherwise() {
+    for variant in ["\"paper\"", "\"mellanox\""] {
+        let file = "scenarios/workloads/websearch_incast.toml";
+        let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let sets: Vec<(String, String)> = [
+            ("workloads[web].stop", "\"1ms\""),
+            ("workloads[incast].stop", "\"1ms\""),
+            ("dcqcn.variant", variant),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let sc = load(&text, file, Format::Toml, &sets).unwrap_or_else(|e| panic!("{e}"));
+        let run = |outlives: bool| {
+            let mut s = Simulator::new(&sc, 1);
+            s.rp_outlives_flow = outlives;
+            let r = s
+                .run(&sc, &RunOptions::default())
+                .unwrap_or_else(|e| panic!("{e}"));
+            // Again, stopped where the run's results are taken.
+            let mut s = Simulator::new(&sc, 1);
+            s.rp_outlives_flow = outlives;
+            s.start_workloads();
+            s.run_until(s.end, None).unwrap();
+            let done: Vec<u32> = (s.workload.first..s.conn_tx.len() as u32)
+                .filter(|&f| s.sender_done(f))
+                .collect();
+            // A CNP reaching each complete flow now.
+            for &flow in &done {
+                let cnp = Frame {
+                    created: s.now,
+                    flow,
+                    size: 64,
+                    dst_host: s.flow_src_host[flow as usize],
+                    tag: 0,
+                    cpid: NO_CP,
+                    aux: 0,
+                    kind: FrameKind::Cnp,
+                    qfb: 0,
+                };
+                s.reaction_point(cnp);
+            }
+            let live = done
+                .iter()
+                .filter(|&&f| s.limiters[f as usize].active)
+                .count();
+            (r, live)
+        };
+        let ((ended, live_ended), (kept, live_kept)) = (run(false), run(true));
+        assert_eq!(live_ended, 0, "{variant}: a complete flow kept its limiter");
+        assert!(
+            live_kept > 0,
+            "{variant}: no complete flow had a limiter left"
+        );
+        assert!(
+            ended.summary.events < kept.summary.events,
+            "{variant}: no event saved"
+        );
+        assert_eq!(ended.queues, kept.queues, "{variant}");
+        // Debug text: a workload row's levels are NaN, which `==` refuses.
+        assert_eq!(
+            format!("{:?}", ended.series),
+            format!("{:?}", kept.series),
+            "{variant}"
+        );
+        assert_eq!(ended.workload_flows.len(), kept.workload_flows.len());
+        let mut installs = (0, 0);
+        for (a, b) in ended.workload_flows.iter().zip(&kept.workload_flows) {
+            assert_eq!(a.record, b.record, "{variant}: {}", a.name);
+            let (mut ca, mut cb) = (a.counters, b.counters);
+            assert!(ca.rl_installs <= cb.rl_installs, "{variant}: {}", a.name);
+            installs = (installs.0 + ca.rl_installs, installs.1 + cb.rl_installs);
+            (ca.rl_installs, cb.rl_installs) = (0, 0);
+            assert_eq!(ca, cb, "{variant}: {}", a.name);
+        }
+        assert!(installs.0 > 0, "{variant}: no limiter installed");
+    }
+}

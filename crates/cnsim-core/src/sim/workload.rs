@@ -208,6 +208,15 @@ impl Simulator {
         }
     }
 
+    /// Workload flow `flow` is complete at its sender: every byte is
+    /// acknowledged. Its reaction point ends with it, as a NIC's congestion
+    /// control ends with the queue pair it destroys when the last byte is
+    /// acknowledged (`end_reaction_point`).
+    #[inline]
+    pub(super) fn sender_done(&self, flow: u32) -> bool {
+        flow >= self.workload.first && self.conn_tx[flow as usize].all_acked()
+    }
+
     /// The completion time of `flow` alone on an idle network: its frames
     /// leave back to back and cross the path's store-and-forward hops
     /// (docs/model.md, "Flow workloads and completion times").

@@ -176,6 +176,14 @@ impl Sender {
         }
     }
 
+    /// Something was written and every byte of it is acknowledged.
+    pub fn all_acked(&self) -> bool {
+        match self {
+            Sender::Tcp(s) => s.all_acked(),
+            Sender::Roce(s) => s.all_acked(),
+        }
+    }
+
     pub fn peek(&self, p: &ConnParams) -> Option<u32> {
         match (self, p) {
             (Sender::Tcp(s), ConnParams::Tcp(p)) => s.peek(p),

@@ -91,6 +91,11 @@ impl RoceSender {
         self.written - self.snd_nxt
     }
 
+    /// Something was written and every byte of it is acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.written > 0 && self.snd_una == self.written
+    }
+
     /// Length of the segment `next_segment` would return now.
     pub fn peek(&self, p: &RoceParams) -> Option<u32> {
         let len = (self.written - self.snd_nxt).min(p.mtu as u64);

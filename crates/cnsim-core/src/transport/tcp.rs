@@ -219,6 +219,11 @@ impl TcpSender {
         self.written - self.snd_nxt
     }
 
+    /// Something was written and every byte of it is acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.written > 0 && self.snd_una == self.written
+    }
+
     /// Length of the segment `next_segment` would return now.
     pub fn peek(&self, p: &TcpParams) -> Option<u32> {
         self.candidate(p).map(|s| s.len)
