@@ -179,7 +179,7 @@ def test_switches_ecn_pfc_and_buffer(hand_built):
 def test_dcqcn_keys(hand_built):
     doc = scenario(import_hpcc(hand_built))
     assert doc["dcqcn"] == {
-        "variant": "mellanox", "cnp_interval": "0ns", "alpha_interval": "50us", "decrease_interval": "50us",
+        "variant": "mellanox", "cnp_interval": "0ns", "cnp_on_ack": True, "alpha_interval": "50us", "decrease_interval": "50us",
         "timer": "55us", "g": 0.00390625, "fast_recovery": 5, "r_ai": "20Mbps", "r_hai": "200Mbps",
         "min_rate": "1Gbps", "clamp_target_rate": True}
     # HAS_WIN 1, VAR_WIN 0: the largest bandwidth-delay product of a host pair, as third.cc computes
@@ -248,7 +248,7 @@ def test_config_defaults_and_other_values(tmp_path):
     doc = scenario(imported)
     # third.cc's defaults: CC_MODE 1, 1000 B payload, 16 MB buffer, stop at 3.01 s
     assert doc["duration"] == "3.01s" and doc["defaults"]["switch"]["buffer"] == "16MiB"
-    assert doc["dcqcn"] == {"variant": "mellanox", "cnp_interval": "0ns"}  # cnsim's mellanox defaults
+    assert doc["dcqcn"] == {"variant": "mellanox", "cnp_interval": "0ns", "cnp_on_ack": True}  # cnsim's mellanox defaults
     assert doc["priorities"] == {"classes": 8, "acks": 7}
     reasons = {u.what: u.reason for u in imported.unmapped}
     assert "do not lose frames" in reasons["ERROR_RATE_PER_LINK 0.001"]

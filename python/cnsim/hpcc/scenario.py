@@ -589,7 +589,8 @@ class _Builder:
         cfg = self.cfg
         s.comment("CC_MODE 1: DCQCN as the simulator's NIC model runs it (Mellanox's, rdma-hw.cc)")
         s.key("variant", "mellanox")
-        s.key("cnp_interval", "0ns", "the simulator flags a CNP on the ACK of every marked packet")
+        s.key("cnp_interval", "0ns", "the simulator flags a CNP on the ACK of every marked packet,")
+        s.key("cnp_on_ack", True, "and sends no CNP packets")
         times = (("ALPHA_RESUME_INTERVAL", "alpha_interval"), ("RATE_DECREASE_INTERVAL", "decrease_interval"),
                  ("RP_TIMER", "timer"))
         for key, name in times:

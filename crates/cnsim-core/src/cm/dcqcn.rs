@@ -53,6 +53,10 @@ pub struct DcqcnParams {
     pub cnp_interval: Time,
     /// Wire size of a CNP.
     pub cnp_bytes: u32,
+    /// A RoCE flow's CNP rides on the ACK its receiver sends next (a flag,
+    /// as the HPCC simulator's NIC sets one) instead of travelling as a
+    /// frame of its own. A UDP flow's CNPs are frames either way.
+    pub cnp_on_ack: bool,
     /// TR ← CR at every CNP (the paper's rule); otherwise only when an
     /// increase cycle completed since the last one, as QCN.
     pub clamp_target_rate: bool,
@@ -81,6 +85,7 @@ impl DcqcnParams {
             alpha_interval: Time::from_us(55),
             cnp_interval: Time::from_us(50),
             cnp_bytes: 64,
+            cnp_on_ack: false,
             clamp_target_rate: true,
             variant: Variant::Paper,
         }

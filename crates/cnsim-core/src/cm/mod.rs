@@ -40,6 +40,12 @@ impl Scheme {
     pub fn probes(&self) -> bool {
         matches!(self, Scheme::Bcn(b) if b.probing())
     }
+
+    /// A RoCE flow's notifications ride on its ACKs as a flag, not as
+    /// frames of their own (DCQCN's `cnp_on_ack`).
+    pub fn answers_on_acks(&self) -> bool {
+        matches!(self, Scheme::Dcqcn(d) if d.params.cnp_on_ack)
+    }
 }
 
 /// A scheme timer, carried by the engine's `CmTimer` event.

@@ -490,6 +490,7 @@ impl Builder<'_> {
                 Some(s) => self.frame_size(s, &dp.key("cnp"))?,
                 None => d.cnp_bytes,
             },
+            cnp_on_ack: raw.cnp_on_ack.unwrap_or(d.cnp_on_ack),
             clamp_target_rate: raw.clamp_target_rate.unwrap_or(d.clamp_target_rate),
         })
     }

@@ -823,6 +823,9 @@ pub struct RawDcqcn {
     /// Wire size of a CNP, e.g. "64B".
     #[schemars(with = "Option<js::Size>")]
     pub cnp: Option<String>,
+    /// A RoCE flow's CNP rides on its receiver's next ACK as a flag
+    /// (default false: a CNP is a frame of its own).
+    pub cnp_on_ack: Option<bool>,
     /// Byte counter B, e.g. "10MB".
     #[schemars(with = "Option<js::Size>")]
     pub byte_counter: Option<String>,

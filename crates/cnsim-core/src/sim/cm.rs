@@ -4,7 +4,7 @@
 
 use super::{event::Event, Role, Simulator};
 use crate::cm::{Arrival, CmTimer, Message, Notice, Reaction, Rp, Scheme, Sign};
-use crate::net::frame::Frame;
+use crate::net::frame::{Frame, FrameKind, ROCE_CNP, ROCE_NAK};
 
 /// α's series holds α × 2^32 as an integer level.
 pub(super) const ALPHA_UNIT: f64 = 4_294_967_296.0;
@@ -98,6 +98,37 @@ impl Simulator {
                 self.reply_when_arrived(node, frame.flow, m, at);
             }
         }
+    }
+
+    /// A RoCE segment reached its receiver `node`: the scheme's answer
+    /// (DCQCN's CNP) is a frame to the source, or a flag on the receiver's
+    /// next ACK (`Scheme::answers_on_acks`).
+    #[inline]
+    pub(super) fn conn_scheme_delivered(&mut self, node: usize, frame: &Frame) {
+        if !self.scheme.answers_on_acks() {
+            return self.scheme_delivered(node, frame, self.now);
+        }
+        if self.scheme.delivered(frame, self.now).is_some() {
+            self.conn_rx[frame.flow as usize].echo_cnp();
+        }
+    }
+
+    /// An ACK that carries a CNP reached the flow's source: the CNP takes
+    /// effect after the host's response time, as one that came as a frame
+    /// (and after the ACK, which may have completed the flow).
+    pub(super) fn cnp_from_ack(&mut self, ack: &Frame) {
+        let node = self.flow_src_node[ack.flow as usize] as usize;
+        let Role::Host(h) = &self.roles[node] else {
+            unreachable!("flows start at hosts")
+        };
+        let at = self.now + h.response_time;
+        let cnp = Frame {
+            kind: FrameKind::Cnp,
+            tag: ack.tag & !(ROCE_CNP | ROCE_NAK),
+            aux: 0,
+            ..*ack
+        };
+        self.schedule_notify(at, cnp);
     }
 
     /// `reply_to_source` for a frame delivered at its last bit, which

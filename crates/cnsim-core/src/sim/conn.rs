@@ -284,7 +284,7 @@ impl Simulator {
         }
         // RoCE's congestion control (DCQCN) answers marks at the receiver.
         if matches!(p, ConnParams::Roce(_)) {
-            self.scheme_delivered(node, &frame, now);
+            self.conn_scheme_delivered(node, &frame);
         }
         if got.delivered > 0 {
             self.flows[f].deliver(now, frame.created, got.delivered);
@@ -354,6 +354,9 @@ impl Simulator {
         };
         if flags.nak {
             self.check_nak(frame.flow);
+        }
+        if flags.ece && matches!(p, ConnParams::Roce(_)) {
+            self.cnp_from_ack(&frame);
         }
         let tx = &mut self.conn_tx[f];
         let ack = tx.unwrap_ack(frame.wire_seq());

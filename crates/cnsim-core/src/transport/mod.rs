@@ -89,6 +89,7 @@ pub struct Received {
 /// The flags an ACK carries back: TCP's ECE, RoCE's NAK.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AckFlags {
+    /// TCP: ECN echo. RoCE: the ACK carries a CNP (`ROCE_CNP`).
     pub ece: bool,
     pub nak: bool,
 }
@@ -315,6 +316,13 @@ impl Receiver {
         }
     }
 
+    /// RoCE: the next ACK carries a CNP (`ROCE_CNP`).
+    pub fn echo_cnp(&mut self) {
+        if let Receiver::Roce(r) = self {
+            r.echo_cnp();
+        }
+    }
+
     /// An ACK is sent now: its number and flags.
     pub fn ack_sent(&mut self) -> (u64, AckFlags) {
         match self {
@@ -323,8 +331,8 @@ impl Receiver {
                 (ack, AckFlags { ece, nak: false })
             }
             Receiver::Roce(r) => {
-                let (ack, nak) = r.ack_sent();
-                (ack, AckFlags { ece: false, nak })
+                let (ack, nak, cnp) = r.ack_sent();
+                (ack, AckFlags { ece: cnp, nak })
             }
         }
     }

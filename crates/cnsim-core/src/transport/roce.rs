@@ -189,6 +189,8 @@ pub struct RoceReceiver {
     last_nak: Option<(u64, Time)>,
     /// The next ACK is a NAK.
     nak: bool,
+    /// The next ACK carries a CNP.
+    cnp: bool,
     /// Bytes received again or out of order, and discarded.
     pub discarded_bytes: u64,
     pub naks: u64,
@@ -264,11 +266,21 @@ impl RoceReceiver {
         self.ack_at
     }
 
-    /// An ACK is sent now: its number (rcv_nxt) and whether it is a NAK.
-    pub fn ack_sent(&mut self) -> (u64, bool) {
+    /// The next ACK (or NAK) carries a CNP.
+    pub fn echo_cnp(&mut self) {
+        self.cnp = true;
+    }
+
+    /// An ACK is sent now: its number (rcv_nxt), whether it is a NAK and
+    /// whether it carries a CNP.
+    pub fn ack_sent(&mut self) -> (u64, bool, bool) {
         self.unacked = 0;
         self.ack_at = None;
-        (self.rcv_nxt, std::mem::take(&mut self.nak))
+        (
+            self.rcv_nxt,
+            std::mem::take(&mut self.nak),
+            std::mem::take(&mut self.cnp),
+        )
     }
 
     pub fn rcv_nxt(&self) -> u64 {
@@ -324,10 +336,10 @@ mod tests {
             rx.on_segment(&p, t, segs[0].seq, M as u32).ack,
             AckAction::Now
         );
-        assert_eq!(rx.ack_sent(), (M, false));
+        assert_eq!(rx.ack_sent(), (M, false, false));
         let r = rx.on_segment(&p, t, segs[2].seq, M as u32);
         assert_eq!((r.delivered, r.ack), (0, AckAction::Now));
-        assert_eq!(rx.ack_sent(), (M, true));
+        assert_eq!(rx.ack_sent(), (M, true, false));
         for s in &segs[3..] {
             assert_eq!(
                 rx.on_segment(&p, t, s.seq, M as u32).ack,
@@ -341,7 +353,7 @@ mod tests {
             rx.on_segment(&p, later, 5 * M, M as u32).ack,
             AckAction::Now
         );
-        assert_eq!(rx.ack_sent(), (M, true));
+        assert_eq!(rx.ack_sent(), (M, true, false));
         // The sender gets ACK 1000, then NAK 1000: everything from 1000 again.
         tx.on_ack(&p, t, M, false);
         tx.on_ack(&p, t, M, true);
@@ -390,9 +402,25 @@ mod tests {
         );
         assert_eq!(rx.on_segment(&p, t, M, 1000).ack, AckAction::Pending);
         assert_eq!(rx.on_segment(&p, t, 2 * M, 1000).ack, AckAction::Now);
-        assert_eq!(rx.ack_sent(), (3 * M, false));
+        assert_eq!(rx.ack_sent(), (3 * M, false, false));
         rx.on_segment(&p, t, 3 * M, 1000);
         assert!(rx.on_ack_timer(t + p.ack_timeout));
-        assert_eq!(rx.ack_sent(), (4 * M, false));
+        assert_eq!(rx.ack_sent(), (4 * M, false, false));
+    }
+
+    #[test]
+    fn a_cnp_rides_on_the_next_ack_only() {
+        let mut rx = RoceReceiver::new();
+        let p = RoceParams {
+            ack_every: 2,
+            ..p()
+        };
+        rx.on_segment(&p, Time::ZERO, 0, M as u32);
+        rx.echo_cnp();
+        rx.on_segment(&p, Time::ZERO, M, M as u32);
+        assert_eq!(rx.ack_sent(), (2 * M, false, true));
+        rx.on_segment(&p, Time::ZERO, 2 * M, M as u32);
+        rx.on_segment(&p, Time::ZERO, 3 * M, M as u32);
+        assert_eq!(rx.ack_sent(), (4 * M, false, false));
     }
 }

@@ -164,6 +164,36 @@ fn a_roce_incast_over_pfc_loses_nothing_and_sends_nothing_twice() {
     assert!(last < 10.0, "done in {last} ms");
 }
 
+/// With `cnp_on_ack` the receiver sends ACKs and nothing else: its CNPs
+/// ride on them (one flag each), and the senders still react to them.
+/// Sent as frames, the same decisions add one 64-B frame each.
+#[test]
+fn cnps_on_acks_add_no_frame_to_the_reverse_path() {
+    let reverse = |on_ack: &str| {
+        let (r, [written, delivered, lost, resent, _], _) = incast(&[("dcqcn.cnp_on_ack", on_ack)]);
+        assert_eq!((delivered, lost, resent), (written, 0, 0));
+        let sum = |g: fn(&cnsim_core::results::FlowCounters) -> u64| -> u64 {
+            r.summary.flows.iter().map(|f| g(&f.counters)).sum()
+        };
+        let (segments, cnps, installs) = (
+            sum(|c| c.segments_sent),
+            sum(|c| c.cnps_sent),
+            sum(|c| c.rl_installs),
+        );
+        assert!(
+            cnps > 0 && installs > 0,
+            "{on_ack}: {cnps} CNPs, {installs} installs"
+        );
+        let q = r.summary.queues.iter().find(|q| q.name == "R->SW").unwrap();
+        (q.tx_bytes, segments, cnps)
+    };
+    let (tx, segments, _) = reverse("true");
+    assert_eq!(tx % segments, 0, "ACKs only");
+    let ack = tx / segments;
+    let (tx, segments, cnps) = reverse("false");
+    assert_eq!(tx, segments * ack + cnps * 64);
+}
+
 #[test]
 fn without_pfc_go_back_n_recovers_every_byte_once_and_much_later() {
     let (r, [written, delivered, lost, resent, go_backs], last) = incast(&[
