@@ -34,6 +34,17 @@ fn sim_with(h2_extra: &str, bcn_extra: &str) -> Simulator {
     s
 }
 
+/// A shipped scenario file (from the repository's root) with `sets`.
+fn shipped(file: &str, sets: &[(&str, &str)]) -> Scenario {
+    let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let sets: Vec<(String, String)> = sets
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    load(&text, file, Format::Toml, &sets).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// H1 -- SW -- H2 at 10 Gb/s (0.5 us links, 1 us switch latency), H1
 /// offering 90% of the line rate to H2 for `duration`. `extra` adds keys
 /// to SW, H1, H2 and the source, then whole sections.
@@ -527,13 +538,7 @@ fn parked_sources_and_last_bit_deliveries_change_no_result() {
         ),
     ];
     for (file, sets) in cases {
-        let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let sets: Vec<(String, String)> = sets
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let sc = load(&text, file, Format::Toml, &sets).unwrap_or_else(|e| panic!("{e}"));
+        let sc = shipped(file, &sets);
         let run = |park: bool| {
             let mut s = Simulator::new(&sc, 1);
             if !park {
@@ -589,18 +594,14 @@ fn parked_sources_and_last_bit_deliveries_change_no_result() {
 #[test]
 fn a_complete_flows_reaction_point_ends_and_no_flow_finishes_otherwise() {
     for variant in ["\"paper\"", "\"mellanox\""] {
-        let file = "scenarios/workloads/websearch_incast.toml";
-        let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let sets: Vec<(String, String)> = [
-            ("workloads[web].stop", "\"1ms\""),
-            ("workloads[incast].stop", "\"1ms\""),
-            ("dcqcn.variant", variant),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        let sc = load(&text, file, Format::Toml, &sets).unwrap_or_else(|e| panic!("{e}"));
+        let sc = shipped(
+            "scenarios/workloads/websearch_incast.toml",
+            &[
+                ("workloads[web].stop", "\"1ms\""),
+                ("workloads[incast].stop", "\"1ms\""),
+                ("dcqcn.variant", variant),
+            ],
+        );
         let run = |outlives: bool| {
             let mut s = Simulator::new(&sc, 1);
             s.rp_outlives_flow = outlives;
