@@ -193,8 +193,9 @@ impl Simulator {
             rl.bytes -= frame.size as u64;
             frame.cpid = rl.cpid;
             let bytes = rl.bytes;
-            let row = self.row(f);
-            self.rl_occ.set(row, now, bytes);
+            if let Some(row) = self.level_row(f) {
+                self.rl_occ.set(row, now, bytes);
+            }
             self.release_to_egress(node, frame);
             self.cm_released(flow, frame.size);
         }
@@ -317,8 +318,9 @@ impl Simulator {
             rl.queue.push_back(frame);
             rl.bytes += frame.size as u64;
             let bytes = rl.bytes;
-            let row = self.row(f);
-            self.rl_occ.set(row, self.now, bytes);
+            if let Some(row) = self.level_row(f) {
+                self.rl_occ.set(row, self.now, bytes);
+            }
             self.rl_schedule(l);
         } else {
             self.egress_enqueue(node, frame);

@@ -234,9 +234,10 @@ impl Simulator {
 
     /// Record flow `f`'s α (in [0, 1]) in its series, in units of 2^-32.
     pub(super) fn set_alpha(&mut self, f: usize, alpha: f64) {
-        let row = self.row(f);
-        self.flow_alpha
-            .set(row, self.now, (alpha * ALPHA_UNIT) as u64);
+        if let Some(row) = self.level_row(f) {
+            self.flow_alpha
+                .set(row, self.now, (alpha * ALPHA_UNIT) as u64);
+        }
     }
 
     /// Do what a hook asked for (most of a limiter's releases ask nothing).
@@ -253,14 +254,13 @@ impl Simulator {
     #[inline(never)]
     fn apply_reaction(&mut self, row: u32, r: Reaction) {
         let (f, now) = (row as usize, self.now);
-        if r.rate_changed {
-            let rate = self.limiters[f].rate;
-            let row = self.row(f);
-            self.rl_rate.set(row, now, rate as u64);
-        }
-        if let Some(target) = r.target {
-            let row = self.row(f);
-            self.rl_target.set(row, now, target as u64);
+        if let Some(row) = self.level_row(f) {
+            if r.rate_changed {
+                self.rl_rate.set(row, now, self.limiters[f].rate as u64);
+            }
+            if let Some(target) = r.target {
+                self.rl_target.set(row, now, target as u64);
+            }
         }
         if let Some(alpha) = r.alpha {
             self.set_alpha(f, alpha);

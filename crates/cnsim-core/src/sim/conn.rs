@@ -257,7 +257,7 @@ impl Simulator {
         if self.conn_tx[f].on_timer(&p, self.now) {
             let row = self.row(f);
             self.conn_timeouts.add(row, self.now, 1);
-            if let Some(cwnd) = self.conn_tx[f].cwnd() {
+            if let (Some(row), Some(cwnd)) = (self.level_row(f), self.conn_tx[f].cwnd()) {
                 self.tcp_cwnd.set(row, self.now, cwnd);
             }
         }
@@ -361,12 +361,13 @@ impl Simulator {
         let tx = &mut self.conn_tx[f];
         let ack = tx.unwrap_ack(frame.wire_seq());
         tx.on_ack(&p, self.now, ack, flags);
-        if let Some(cwnd) = tx.cwnd() {
-            let row = self.row(f);
-            self.tcp_cwnd.set(row, self.now, cwnd);
-        }
-        if let Some(alpha) = self.conn_tx[f].dctcp_alpha(&p) {
-            self.set_alpha(f, alpha);
+        if let Some(row) = self.level_row(f) {
+            if let Some(cwnd) = self.conn_tx[f].cwnd() {
+                self.tcp_cwnd.set(row, self.now, cwnd);
+            }
+            if let Some(alpha) = self.conn_tx[f].dctcp_alpha(&p) {
+                self.set_alpha(f, alpha);
+            }
         }
         self.conn_send(frame.flow);
         self.end_reaction_point(frame.flow);

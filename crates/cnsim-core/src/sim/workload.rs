@@ -146,6 +146,15 @@ impl Simulator {
         self.flow_row.get(flow).map_or(flow, |&r| r as usize)
     }
 
+    /// The row of `flow` in the series of levels (a rate, a window, α, a
+    /// limiter's queue), or None for a workload flow: a level of many
+    /// flows in one row means nothing, `finish` reports the workload's
+    /// row as NaN, and so nothing is recorded there.
+    #[inline]
+    pub(super) fn level_row(&self, flow: usize) -> Option<usize> {
+        (flow < self.workload.first as usize).then_some(flow)
+    }
+
     /// Workload flows that have finished (in a split run: at this
     /// partition's receivers).
     pub(super) fn finished_flows(&self) -> u64 {
