@@ -70,9 +70,6 @@ pub const TCP_CWR: u32 = 1 << (ECN_SHIFT + 2);
 pub const TCP_ECE: u32 = 1 << (ECN_SHIFT + 3);
 /// A RoCE ACK that is a NAK (the receiver found a gap).
 pub const ROCE_NAK: u32 = 1 << (ECN_SHIFT + 4);
-/// A RoCE ACK that carries a CNP (`[dcqcn] cnp_on_ack`): the bit of a TCP
-/// ACK's ECE, which echoes a mark the same way.
-pub const ROCE_CNP: u32 = TCP_ECE;
 
 impl Frame {
     /// The tag of a frame of traffic `class` (0..8) entering at `port`,
@@ -125,7 +122,8 @@ impl Frame {
         self.tag & TCP_CWR != 0
     }
 
-    /// A TCP ACK's ECE flag.
+    /// A TCP ACK's ECE flag; on a RoCE ACK, that it carries a CNP
+    /// (`[dcqcn] cnp_on_ack`), the same echo of a mark.
     #[inline]
     pub fn tcp_ece(&self) -> bool {
         self.tag & TCP_ECE != 0

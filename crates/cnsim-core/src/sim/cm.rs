@@ -4,7 +4,8 @@
 
 use super::{event::Event, Role, Simulator};
 use crate::cm::{Arrival, CmTimer, Message, Notice, Reaction, Rp, Scheme, Sign};
-use crate::net::frame::{Frame, FrameKind, ROCE_CNP, ROCE_NAK};
+use crate::net::frame::{Frame, FrameKind};
+use crate::net::rate_limiter::NO_CP;
 
 /// α's series holds α × 2^32 as an integer level.
 pub(super) const ALPHA_UNIT: f64 = 4_294_967_296.0;
@@ -122,12 +123,14 @@ impl Simulator {
             unreachable!("flows start at hosts")
         };
         let at = self.now + h.response_time;
-        let cnp = Frame {
+        let m = Message {
             kind: FrameKind::Cnp,
-            tag: ack.tag & !(ROCE_CNP | ROCE_NAK),
+            bytes: ack.size,
+            cpid: NO_CP,
             aux: 0,
-            ..*ack
+            qfb: 0,
         };
+        let cnp = self.control_frame(ack.flow, ack.dst_host, ack.in_port(), m);
         self.schedule_notify(at, cnp);
     }
 

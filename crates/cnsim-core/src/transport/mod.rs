@@ -89,7 +89,7 @@ pub struct Received {
 /// The flags an ACK carries back: TCP's ECE, RoCE's NAK.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AckFlags {
-    /// TCP: ECN echo. RoCE: the ACK carries a CNP (`ROCE_CNP`).
+    /// TCP: ECN echo. RoCE: the ACK carries a CNP (same flag on the wire).
     pub ece: bool,
     pub nak: bool,
 }
@@ -316,7 +316,7 @@ impl Receiver {
         }
     }
 
-    /// RoCE: the next ACK carries a CNP (`ROCE_CNP`).
+    /// RoCE: the next ACK carries a CNP (its ECE flag).
     pub fn echo_cnp(&mut self) {
         if let Receiver::Roce(r) = self {
             r.echo_cnp();
