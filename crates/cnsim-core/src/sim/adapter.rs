@@ -46,13 +46,23 @@ pub(super) struct HostState {
 }
 
 /// The queue a host's data frame enters before the egress buffer.
-enum LimiterQueue {
+#[derive(Clone, Copy)]
+pub(super) enum LimiterQueue {
     /// The flow's own queue of a host with per-flow queues (unlimited).
     PerFlow,
     /// The queue of the installed rate limiter of this row.
     Limiter(u32),
     /// None: the frame goes straight to the egress buffer.
     None,
+}
+
+/// Why a host's adapter has no room for a frame.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Full {
+    /// The queue of the flow's installed rate limiter is full.
+    Limiter,
+    /// The egress buffer is full, or the host has stopped its sources.
+    Egress,
 }
 
 /// Who waits for room in a host's adapter.
@@ -212,17 +222,20 @@ impl Simulator {
         let node = self.sources[s as usize].host_node as usize;
         let port = self.sources[s as usize].host_port;
         while let Some((flow, dst_host, size)) = self.sources[s as usize].peek_frame() {
-            if !self.adapter_has_room(node, flow, size) {
-                let for_limiter = self.limiter_full(node, flow, size);
-                if let Role::Host(h) = &mut self.roles[node] {
-                    h.waiting.push_back(Waiter::Source(s));
-                    h.waits_for_limiter =
-                        for_limiter && h.lone_source == Some(s) && h.waiting.len() == 1;
+            let place = match self.adapter_room(node, flow, size) {
+                Ok(place) => place,
+                Err(full) => {
+                    let for_limiter = full == Full::Limiter;
+                    if let Role::Host(h) = &mut self.roles[node] {
+                        h.waiting.push_back(Waiter::Source(s));
+                        h.waits_for_limiter =
+                            for_limiter && h.lone_source == Some(s) && h.waiting.len() == 1;
+                    }
+                    // Frames handed over before the stop may sit on an idle link.
+                    self.try_start(port);
+                    return false;
                 }
-                // Frames handed over before the stop may sit on an idle link.
-                self.try_start(port);
-                return false;
-            }
+            };
             // The frame's number in its flow is the count of frames offered
             // before it, in 32 bits (it wraps; the count itself does not).
             let offered = self.flows[flow as usize].volume.offered_frames;
@@ -245,7 +258,7 @@ impl Simulator {
             self.flows[flow as usize].volume.offer(size as u64);
             let row = self.row(flow as usize);
             self.flow_tx.add(row, now, size as u64);
-            self.adapter_enqueue(node, frame);
+            self.adapter_enqueue(node, frame, place);
         }
         self.try_start(port);
         true
@@ -262,25 +275,41 @@ impl Simulator {
 
     /// Does a frame of `flow` fit in its host's adapter: in the flow's
     /// queue (per-flow queues are unlimited; a rate limiter's is not), or
-    /// else in the egress buffer?
+    /// else in the egress buffer? Where it goes if it does, for
+    /// `adapter_enqueue`, else what is full.
     #[inline]
-    pub(super) fn adapter_has_room(&self, node: usize, flow: u32, size: u32) -> bool {
+    pub(super) fn adapter_room(
+        &self,
+        node: usize,
+        flow: u32,
+        size: u32,
+    ) -> Result<LimiterQueue, Full> {
+        let egress = |sim: &Simulator| match sim.egress_has_room(node, size) {
+            true => Ok(LimiterQueue::None),
+            false => Err(Full::Egress),
+        };
         if self.limiters.is_empty() {
-            return self.egress_has_room(node, size);
+            return egress(self);
         }
         match self.limiter_queue_of(node, flow) {
-            LimiterQueue::PerFlow => true,
-            LimiterQueue::Limiter(row) => !self.host_stopped(node) && self.limiter_fits(row, size),
-            LimiterQueue::None => self.egress_has_room(node, size),
+            LimiterQueue::PerFlow => Ok(LimiterQueue::PerFlow),
+            LimiterQueue::Limiter(row) if !self.limiter_fits(row, size) => Err(Full::Limiter),
+            LimiterQueue::Limiter(_) if self.host_stopped(node) => Err(Full::Egress),
+            place @ LimiterQueue::Limiter(_) => Ok(place),
+            LimiterQueue::None => egress(self),
         }
+    }
+
+    /// `adapter_room` as a yes or no.
+    #[inline]
+    pub(super) fn adapter_has_room(&self, node: usize, flow: u32, size: u32) -> bool {
+        self.adapter_room(node, flow, size).is_ok()
     }
 
     /// Is `flow`'s frame of `size` held back by its installed rate
     /// limiter's full queue (so that `adapter_has_room` is false)?
     fn limiter_full(&self, node: usize, flow: u32, size: u32) -> bool {
-        !self.limiters.is_empty()
-            && matches!(self.limiter_queue_of(node, flow),
-                LimiterQueue::Limiter(row) if !self.limiter_fits(row, size))
+        matches!(self.adapter_room(node, flow, size), Err(Full::Limiter))
     }
 
     /// Which of its host's queues a frame of `flow` enters before the
@@ -304,16 +333,14 @@ impl Simulator {
         self.limiters[row as usize].bytes + size as u64 <= self.scheme.limiter_queue().0
     }
 
-    /// Hand a data frame (room was checked) to its flow's queue if it has
-    /// one, else to the egress buffer.
-    pub(super) fn adapter_enqueue(&mut self, node: usize, frame: Frame) {
-        if self.limiters.is_empty() {
-            return self.egress_enqueue(node, frame);
-        }
-        let voq = matches!(&self.roles[node], Role::Host(h) if h.voq);
-        let l = self.limiter_of(frame.flow);
-        let f = l as usize;
-        if voq || self.rl_installed(l) {
+    /// Hand a data frame to the queue `adapter_room` found room in: its
+    /// flow's queue if it has one, else the egress buffer.
+    pub(super) fn adapter_enqueue(&mut self, node: usize, frame: Frame, place: LimiterQueue) {
+        if let LimiterQueue::None = place {
+            self.egress_enqueue(node, frame);
+        } else {
+            let l = self.limiter_of(frame.flow);
+            let f = l as usize;
             let rl = &mut self.limiters[f];
             rl.queue.push_back(frame);
             rl.bytes += frame.size as u64;
@@ -322,8 +349,6 @@ impl Simulator {
                 self.rl_occ.set(row, self.now, bytes);
             }
             self.rl_schedule(l);
-        } else {
-            self.egress_enqueue(node, frame);
         }
     }
 

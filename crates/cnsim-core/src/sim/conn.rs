@@ -127,13 +127,13 @@ impl Simulator {
                 break;
             };
             let size = len + p.header();
-            if !self.adapter_has_room(node, flow, size) {
+            let Ok(place) = self.adapter_room(node, flow, size) else {
                 self.conn_blocked[f] = true;
                 if let Role::Host(h) = &mut self.roles[node] {
                     h.waiting.push_back(Waiter::Conn(flow));
                 }
                 break;
-            }
+            };
             let seg = self.conn_tx[f]
                 .next_segment(&p, now)
                 .expect("the sender offered a segment");
@@ -154,7 +154,7 @@ impl Simulator {
                 kind: FrameKind::Data,
                 qfb: 0,
             };
-            self.adapter_enqueue(node, frame);
+            self.adapter_enqueue(node, frame, place);
         }
         self.try_start(port);
         self.conn_arm_rto(flow);
