@@ -358,11 +358,11 @@ impl Port {
         let size = frame.size as u64;
         q.occupancy -= size;
         q.tx_bytes += size;
-        if emptied {
-            // DRR: a queue that empties leaves the round with its deficit.
-            self.turn.backlogged &= !(1 << class);
-            q.dwrr.deficit = 0;
-        }
+        // DRR: a queue that empties leaves the round with its deficit.
+        // Without a branch: whether a port's class empties follows its
+        // traffic, not a pattern the predictor learns.
+        self.turn.backlogged &= !((emptied as u8) << class);
+        q.dwrr.deficit &= (emptied as u32).wrapping_sub(1);
         Some(frame)
     }
 
