@@ -69,3 +69,25 @@ def test_the_report_has_the_study_tables_and_figures(quick):
     for scheme in ("HPCC", "TIMELY", "Swift"):
         assert scheme in text, scheme
     assert not set(fct_fabric.PLANNED) & set(fct_fabric.SCHEMES)
+
+
+def test_the_longest_runs_start_first_and_the_report_keeps_the_variants_order(quick):
+    from cnsim import report
+    from cnsim.sweep import load_sweep
+
+    spec = studies.get("fct_fabric")
+    order = report.start_order(spec, list(fct_fabric.VARIANTS))
+    assert order == ["pfc-incast", "dcqcn-incast", "pfc-web", "dcqcn-web", "dctcp-web", "dctcp-incast"]
+    # The sweep was handed the runs in that order; the report's table lists them by name, as before.
+    assert list(load_sweep(quick)["variant"]) == order
+    text = (quick / "report.html").read_text()
+    table = text[text.index("FCT slowdown per variant"):]
+    assert sorted(fct_fabric.VARIANTS, key=table.index) == sorted(fct_fabric.VARIANTS)
+
+
+def test_a_study_refuses_to_start_a_variant_it_does_not_have():
+    from dataclasses import replace
+
+    spec = studies.get("fct_fabric")
+    with pytest.raises(ValueError, match="run_first names no sweep variant: dcqcn-hadoop"):
+        studies.register(replace(spec, name="fct_fabric_copy", run_first=("dcqcn-hadoop",)))

@@ -73,7 +73,7 @@ def reproduce(
     if spec.sweep_variants:
         names = list(spec.quick_sweep_variants) if quick and spec.quick_sweep_variants else list(spec.sweep_variants)
         chosen = {name: {**spec.sweep_variants[name], **(spec.quick_variant_overrides.get(name, {}) if quick else {})}
-                  for name in names}
+                  for name in start_order(spec, names)}
         if spec.sweep_bases:
             summary = _sweep_bases(spec, variants, chosen, common, seeds, **run)
         else:
@@ -101,6 +101,11 @@ def reproduce(
     path = out / REPORT_NAME
     write_atomically(path, lambda p: p.write_text(page, encoding="utf-8"))
     return path
+
+
+def start_order(spec: studies.Study, names: Sequence[str]) -> list[str]:
+    """The sweep variants ``names`` in the order their runs start: the study's ``run_first``, then the rest."""
+    return [n for n in spec.run_first if n in names] + [n for n in names if n not in spec.run_first]
 
 
 def _load_runs(summary: pd.DataFrame, out: Path, names) -> dict[str, list[Result]]:

@@ -121,6 +121,10 @@ class Study:
     #: of its base file in ``variants`` (one entry per sweep variant); empty when
     #: ``variants`` names the single base file
     sweep_bases: Mapping[str, str] = field(default_factory=dict)
+    #: sweep variants started before the others, longest first: with fewer cores than runs, the
+    #: longest runs then do not start last and leave one core working alone at the end (results and
+    #: the report's order are the same either way)
+    run_first: Sequence[str] = ()
     #: overrides added to a sweep variant's own in a --quick run (they win over
     #: the variant's and over ``quick_overrides``), e.g. a shorter duration for a
     #: variant that sets its own
@@ -144,6 +148,9 @@ _REGISTRY: dict[str, Study] = {}
 def register(study: Study) -> Study:
     if study.name in _REGISTRY:
         raise ValueError(f"study {study.name!r} is registered twice")
+    unknown = [n for n in study.run_first if n not in study.sweep_variants]
+    if unknown:
+        raise ValueError(f"study {study.name!r}: run_first names no sweep variant: {', '.join(unknown)}")
     _REGISTRY[study.name] = study
     return study
 

@@ -194,6 +194,9 @@ register(
         variants={"base": "fct_fabric/fabric.toml"},
         sweep_variants=VARIANTS,
         quick_sweep_variants=tuple(VARIANTS),
+        # the three longest runs (docs/performance.md, "Study F"): started last, one of them kept a
+        # core busy alone for minutes at the end of the study
+        run_first=("pfc-incast", "dcqcn-incast", "pfc-web"),
         seeds=1,
         quick_seeds=1,
         quick_overrides=QUICK_OVERRIDES,
