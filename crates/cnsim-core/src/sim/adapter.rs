@@ -284,9 +284,12 @@ impl Simulator {
         flow: u32,
         size: u32,
     ) -> Result<LimiterQueue, Full> {
-        let egress = |sim: &Simulator| match sim.egress_has_room(node, size) {
-            true => Ok(LimiterQueue::None),
-            false => Err(Full::Egress),
+        let egress = |sim: &Simulator| {
+            if sim.egress_has_room(node, size) {
+                Ok(LimiterQueue::None)
+            } else {
+                Err(Full::Egress)
+            }
         };
         if self.limiters.is_empty() {
             return egress(self);
