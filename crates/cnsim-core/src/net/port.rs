@@ -404,6 +404,47 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::frame::FrameKind;
+    use crate::net::rate_limiter::NO_CP;
+
+    fn frame(class: u8, size: u16) -> Frame {
+        Frame {
+            created: Time::ZERO,
+            flow: 0,
+            dst_host: 0,
+            tag: Frame::tag(0, class),
+            cpid: NO_CP,
+            aux: 0,
+            size,
+            kind: FrameKind::Data,
+            qfb: 0,
+        }
+    }
+
+    /// DRR's rule, kept by the port itself: a class whose queue empties
+    /// leaves the round with its deficit (and its backlog bit); a class
+    /// that still has frames keeps both.
+    #[test]
+    fn a_class_whose_queue_empties_leaves_the_round_with_its_deficit() {
+        let sched = SchedSpec::dwrr([1500; PFC_CLASSES]);
+        let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
+        p.set_classes(PortClasses::new(&sched), &sched);
+        p.enqueue(frame(0, 500));
+        p.enqueue(frame(1, 400));
+        p.enqueue(frame(1, 400));
+        let deficit = |p: &Port, c: usize| p.classes.as_ref().unwrap().class[c].dwrr.deficit;
+        assert_eq!(p.next_class(), Some((0, 500)));
+        assert_eq!(deficit(&p, 0), 1000);
+        p.dequeue(0);
+        assert_eq!((deficit(&p, 0), p.turn.backlogged), (0, 0b10));
+        assert_eq!(p.next_class(), Some((1, 400)));
+        p.dequeue(1);
+        assert_eq!((deficit(&p, 1), p.turn.backlogged), (1100, 0b10));
+        assert_eq!(p.next_class(), Some((1, 400)));
+        p.dequeue(1);
+        assert_eq!((deficit(&p, 1), p.turn.backlogged), (0, 0));
+        assert_eq!(p.next_class(), None);
+    }
 
     #[test]
     fn the_fast_path_agrees_with_the_exact_division() {
