@@ -268,7 +268,46 @@ pub struct Mmu {
     shared_used: u64,
     /// Bytes of headroom in use, over all queues.
     headroom_used: u64,
+    /// The least free pool at which every lossless class's XOFF threshold
+    /// is above zero (`u64::MAX` if some class's never is): with at least
+    /// this much free, a queue holding reserve only has no PFC decision
+    /// to change unless PFC holds it (`pfc_change_reserve_only`).
+    nonzero_xoff_free: u64,
     ingress: Vec<IngressCell>,
+}
+
+/// `Mmu::nonzero_xoff_free` of these classes and pool: for each lossless
+/// class, the least free pool (of at most `pool`) at which its threshold
+/// is above zero, found by bisection (a threshold never falls as the free
+/// pool grows); the largest of them.
+fn nonzero_xoff_free(classes: &[ClassMode; CLASSES], pool: u64) -> u64 {
+    classes
+        .iter()
+        .filter_map(|class| match *class {
+            ClassMode::Lossless { xoff, .. } => Some(xoff),
+            ClassMode::Lossy { .. } => None,
+        })
+        .map(|xoff| {
+            if xoff.bytes(pool) == 0 {
+                return u64::MAX;
+            }
+            let (mut zero_below, mut nonzero) = (0u64, pool);
+            if xoff.bytes(0) > 0 {
+                return 0;
+            }
+            // bytes(zero_below) == 0 < bytes(nonzero)
+            while nonzero - zero_below > 1 {
+                let mid = zero_below + (nonzero - zero_below) / 2;
+                if xoff.bytes(mid) > 0 {
+                    nonzero = mid;
+                } else {
+                    zero_below = mid;
+                }
+            }
+            nonzero
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[inline]
@@ -318,6 +357,7 @@ impl Mmu {
         Ok(Mmu {
             classes: spec.classes,
             pool,
+            nonzero_xoff_free: nonzero_xoff_free(&spec.classes, pool),
             shared_used: 0,
             headroom_used: 0,
             ingress: spec
@@ -488,6 +528,28 @@ impl Mmu {
     pub fn pfc_change(&self, in_port: usize, prio: u8) -> Option<bool> {
         let hold = self.pfc_decision(in_port, prio)?;
         (hold != self.ingress[index(in_port, prio)].held).then_some(hold)
+    }
+
+    /// `pfc_change` for a queue that holds reserve only, as it does after
+    /// `admit_to_reserve` or `release_from_reserve`. With no shared room
+    /// and no headroom in use, its decision is to pause only at a zero
+    /// threshold, and otherwise to resume or keep its state; so a queue
+    /// PFC does not hold, with enough of the pool free for every
+    /// threshold to be above zero, changes nothing. That is known from
+    /// the queue's own cell, without its class: the common case, taken
+    /// without reading the class's mode (a branch that follows the mix
+    /// of lossy and lossless frames).
+    #[inline(always)]
+    pub fn pfc_change_reserve_only(&self, in_port: usize, prio: u8) -> Option<bool> {
+        let cell = &self.ingress[index(in_port, prio)];
+        debug_assert!(
+            cell.used.shared.0 == 0 && cell.used.headroom.0 == 0,
+            "ingress ({in_port}, {prio}) holds reserve only"
+        );
+        if !cell.held && self.pool - self.shared_used >= self.nonzero_xoff_free {
+            return None;
+        }
+        self.pfc_change(in_port, prio)
     }
 
     /// PFC holds the upstream of `in_port` for the priorities in `mask` (bit
@@ -1059,6 +1121,76 @@ mod tests {
                 check(&m, &held, &spec);
                 prop_assert_eq!(m.shared_used(), Bytes(0));
             }
+
+            /// The shortcut for queues holding reserve only agrees with the
+            /// full decision, as the pool fills to where thresholds reach
+            /// zero and with PFC holding any mix of queues.
+            #[test]
+            fn the_reserve_only_shortcut_agrees_with_the_decision(
+                ops in prop::collection::vec((op(), any::<(usize, u8)>()), 1..200),
+                xoff in prop_oneof![
+                    Just(Threshold::Dynamic(Alpha::new(1, 128))),
+                    Just(Threshold::Dynamic(Alpha::new(3, 1000))),
+                    Just(Threshold::Static(Bytes(0))),
+                    Just(Threshold::Static(Bytes(4000))),
+                ],
+                resume in 0..5000u64,
+            ) {
+                let mut classes = [LOSSY; CLASSES];
+                classes[3] = lossless(xoff, resume);
+                classes[5] = lossless(Threshold::Dynamic(Alpha::new(1, 64)), 1000);
+                let spec = MmuSpec::uniform(Bytes(100_000), 3, classes, Bytes(1000), Bytes(9000));
+                let mut m = Switch::new(Mmu::new(&spec).unwrap());
+                let mut held = Vec::new();
+                for (op, (port, mask)) in ops {
+                    match op {
+                        Op::Admit { from, to, prio, bytes } => {
+                            if m.admit(from, to, prio, bytes) == Admission::Admitted {
+                                held.push((from, to, prio, bytes));
+                            }
+                        }
+                        Op::Release(k) if !held.is_empty() => {
+                            let (from, to, prio, bytes) = held.swap_remove(k % held.len());
+                            m.release(from, to, prio, bytes);
+                        }
+                        Op::Release(_) => {}
+                    }
+                    m.mmu.set_held(port % 3, mask);
+                    for port in 0..3 {
+                        for prio in 0..CLASSES as u8 {
+                            let u = m.ingress(port, prio);
+                            if u.shared.0 == 0 && u.headroom.0 == 0 {
+                                prop_assert_eq!(
+                                    m.pfc_change_reserve_only(port, prio),
+                                    m.pfc_change(port, prio),
+                                    "ingress ({}, {}) with {} B free", port, prio, m.free().0
+                                );
+                            }
+                        }
+                    }
+                }
+            }
         }
+    }
+
+    #[test]
+    fn every_lossless_threshold_is_above_zero_from_the_least_free_pool() {
+        let with = |xoff: Threshold, pool: u64| {
+            let mut classes = [LOSSY; CLASSES];
+            classes[3] = lossless(xoff, 0);
+            classes[5] = lossless(Threshold::Dynamic(Alpha::new(1, 2)), 0);
+            nonzero_xoff_free(&classes, pool)
+        };
+        // α = 1/8: 8 B free give a 1 B threshold, 7 B give none.
+        assert_eq!(with(Threshold::Dynamic(Alpha::new(1, 8)), 1 << 20), 8);
+        // α = 3/8: 3 B give ⌊9/8⌋ = 1 B; the other class (1/2) needs 2.
+        assert_eq!(with(Threshold::Dynamic(Alpha::new(3, 8)), 1 << 20), 3);
+        assert_eq!(with(Threshold::Dynamic(Alpha::new(1, 1000)), 1 << 20), 1000);
+        // A static threshold is above zero at any free pool, or never.
+        assert_eq!(with(Threshold::Static(Bytes(5)), 1 << 20), 2);
+        assert_eq!(with(Threshold::Static(Bytes(0)), 1 << 20), u64::MAX);
+        // A pool too small for the threshold ever to be above zero.
+        assert_eq!(with(Threshold::Dynamic(Alpha::new(1, 8)), 7), u64::MAX);
+        assert_eq!(nonzero_xoff_free(&[LOSSY; CLASSES], 1 << 20), 0);
     }
 }

@@ -2,7 +2,7 @@
 //! its transmitter. A frame stays at the head of the queue (and in the
 //! buffer) until its last bit has left.
 
-use super::ecn::PortMarking;
+use super::ecn::{MarkAt, PortMarking};
 use super::frame::Frame;
 use super::sched::{Classes, Dwrr, SchedSpec, Scheduler};
 use crate::flowctl::pause::PortPause;
@@ -76,8 +76,8 @@ pub struct Port {
 }
 
 /// What a port's classes change at every frame besides their own queues:
-/// which classes have frames, which PFC has paused, and the scheduler's
-/// turn. Five bytes, kept in the port itself (where its layout has
+/// which classes have frames, which PFC has paused, which mark ECN as they
+/// leave, and the scheduler's turn. Six bytes, kept in the port itself (where its layout has
 /// padding), so that an enqueue and a pick read no line of `PortClasses`
 /// but those of the classes they touch.
 #[derive(Debug, Clone, Copy)]
@@ -87,6 +87,10 @@ struct ClassTurn {
     /// Bit c: PFC has paused class c (the `pfc_receiver`'s mask, copied
     /// where it changes: `pfc_received`, `pfc_expired`).
     paused: u8,
+    /// Bit c: class c's queue marks ECN at dequeue (its `PortClasses`'s
+    /// `ecn`, copied by `set_classes`): a departure that marks nothing
+    /// reads no more than this.
+    dequeue_marks: u8,
     sched: Scheduler,
 }
 
@@ -261,13 +265,19 @@ impl Port {
             turn: ClassTurn {
                 backlogged: 0,
                 paused: 0,
+                dequeue_marks: 0,
                 sched: Scheduler::new(&SchedSpec::strict()),
             },
         }
     }
 
-    /// The port's classes and PFC state, scheduled by `sched`.
+    /// The port's classes and PFC state, scheduled by `sched`, with their
+    /// ECN marking (`classes.ecn`, set before).
     pub fn set_classes(&mut self, classes: PortClasses, sched: &SchedSpec) {
+        self.turn.dequeue_marks = match classes.ecn {
+            Some(m) if m.at == MarkAt::Dequeue => m.classes,
+            _ => 0,
+        };
         self.classes = Some(Box::new(classes));
         self.turn.sched = Scheduler::new(sched);
     }
@@ -288,6 +298,12 @@ impl Port {
         let resumed = pc.pfc_receiver.expire(class, generation, now);
         self.turn.paused = pc.pfc_receiver.paused_mask();
         resumed
+    }
+
+    /// The queue of `class` marks ECN as frames leave it.
+    #[inline(always)]
+    pub fn marks_at_dequeue(&self, class: u8) -> bool {
+        self.turn.dequeue_marks & (1 << class) != 0
     }
 
     /// PFC has paused `class` at this port's transmitter.
@@ -444,6 +460,36 @@ mod tests {
         p.dequeue(1);
         assert_eq!((deficit(&p, 1), p.turn.backlogged), (0, 0));
         assert_eq!(p.next_class(), None);
+    }
+
+    /// A departure reads whether its class marks from the port itself:
+    /// the classes of a rule that marks at dequeue, none of one that marks
+    /// at enqueue or of a port without marking.
+    #[test]
+    fn the_port_knows_which_classes_mark_as_they_leave() {
+        use crate::net::ecn::EcnRule;
+        use crate::units::Bytes;
+        let sched = SchedSpec::strict();
+        let with = |ecn: Option<PortMarking>| {
+            let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
+            let mut pc = PortClasses::new(&sched);
+            pc.ecn = ecn;
+            p.set_classes(pc, &sched);
+            (0..PFC_CLASSES as u8)
+                .filter(|&c| p.marks_at_dequeue(c))
+                .collect::<Vec<_>>()
+        };
+        let rule = EcnRule::Step { k: Bytes(30_000) };
+        let marking = |at| {
+            Some(PortMarking {
+                classes: 0b0110,
+                at,
+                rule,
+            })
+        };
+        assert_eq!(with(marking(MarkAt::Dequeue)), [1, 2]);
+        assert_eq!(with(marking(MarkAt::Enqueue)), [] as [u8; 0]);
+        assert_eq!(with(None), [] as [u8; 0]);
     }
 
     #[test]

@@ -181,15 +181,20 @@ impl Scheduler {
         loop {
             let c = self.current;
             if weighted & (1 << c) != 0 {
-                let size = head(classes, c);
                 let d = classes.dwrr(c);
                 if !self.credited {
                     d.deficit += d.quantum;
                     self.credited = true;
                 }
-                if size <= d.deficit {
-                    d.deficit -= size;
-                    return Some((c, size));
+                // No credit left (the class has just spent it): the turn
+                // ends without the head being read, as no frame is empty.
+                let deficit = d.deficit;
+                if deficit > 0 {
+                    let size = head(classes, c);
+                    if size <= deficit {
+                        classes.dwrr(c).deficit = deficit - size;
+                        return Some((c, size));
+                    }
                 }
             }
             let after = weighted & !(((2u16 << c) - 1) as u8);

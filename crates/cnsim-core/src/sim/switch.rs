@@ -77,6 +77,19 @@ pub(super) fn record_ingress(
     }
 }
 
+/// A draw of switch `node`'s RED stream, uniform in (0, 1]: out of line,
+/// being taken only on RED's ramp, so that `ecn_mark` stays small.
+#[cold]
+#[inline(never)]
+fn red_draw(roles: &mut [Role], node: usize) -> f64 {
+    match &mut roles[node] {
+        Role::Switch(SwitchState {
+            ecn_rng: Some(rng), ..
+        }) => unit_open0(rng),
+        _ => unreachable!("a marking port's switch has its stream"),
+    }
+}
+
 impl Simulator {
     pub(super) fn arrive(&mut self, port: u32, mut frame: Frame) {
         let now = self.now;
@@ -189,7 +202,7 @@ impl Simulator {
         if !b.mmu.admit_to_reserve(i, class, frame.size as u32) {
             return self.shared_admit_to_pool(node, inp, out, frame);
         }
-        if !self.ingress_row.is_empty() || b.mmu.pfc_change(i, class).is_some() {
+        if !self.ingress_row.is_empty() || b.mmu.pfc_change_reserve_only(i, class).is_some() {
             self.shared_changed(node, inp, class);
         }
         true
@@ -234,7 +247,8 @@ impl Simulator {
         let b = shared_buffer(&mut self.roles, node);
         if !b.mmu.release_from_reserve(i, class, bytes) {
             self.shared_release_from_pool(node, inp, class, bytes);
-        } else if !self.ingress_row.is_empty() || b.mmu.pfc_change(i, class).is_some() {
+        } else if !self.ingress_row.is_empty() || b.mmu.pfc_change_reserve_only(i, class).is_some()
+        {
             self.shared_changed(node, inp, class);
         }
     }
@@ -338,13 +352,9 @@ impl Simulator {
             return;
         }
         let roles = &mut self.roles;
-        let uniform = || match &mut roles[node] {
-            Role::Switch(SwitchState {
-                ecn_rng: Some(rng), ..
-            }) => unit_open0(rng),
-            _ => unreachable!("a marking port's switch has its stream"),
-        };
-        if m.rule.should_mark_drawing(Bytes(queue), uniform) {
+        if m.rule
+            .should_mark_drawing(Bytes(queue), || red_draw(roles, node))
+        {
             frame.set_ecn(frame.ecn().mark());
             let pc = self.ports[out as usize]
                 .classes

@@ -86,10 +86,11 @@ impl Simulator {
                 let p = &self.ports[pi];
                 let occ = p.occupancy;
                 let node = p.node as usize;
+                let marks = self.ecn_at_dequeue && p.marks_at_dequeue(class);
                 self.queue_tx.add(pi, now, frame.size as u64);
                 self.queues[pi].tx_bytes += frame.size as u64;
                 self.occupancy_changed(pi, occ);
-                if self.ecn_at_dequeue {
+                if marks {
                     self.ecn_mark(port, class, MarkAt::Dequeue, Some(&mut frame));
                 }
                 self.send_on_link(port, frame);
