@@ -16,11 +16,18 @@ use crate::transport::roce::RoceParams;
 use crate::transport::tcp::TcpParams;
 use crate::transport::{AckAction, AckFlags, ConnParams, Receiver, Sender, Transport};
 use crate::units::Time;
+use std::collections::BTreeMap;
 
 /// `Simulator::conn_writer` of a flow without a single writing source.
 pub(super) const NO_WRITER: u32 = u32::MAX;
 
 impl Simulator {
+    /// `flow`'s transport parameters.
+    #[inline]
+    pub(super) fn conn_params(&self, flow: usize) -> ConnParams {
+        self.conn_param_sets[self.conn_param_of[flow] as usize]
+    }
+
     /// Per flow: its transport's parameters (the payload per segment from
     /// the source's frame), sender and receiver. A UDP flow gets TCP's
     /// (or RoCE's) and never uses them, so every vector is indexed by flow.
@@ -29,33 +36,43 @@ impl Simulator {
         sc: &Scenario,
         flows: &[FlowSpec],
         tcp: Option<TcpParams>,
-        roce: Option<RoceParams>,
+        roce_params: Option<RoceParams>,
         n_bins: usize,
         n_rows: usize,
     ) {
         let n = flows.len();
         self.flow_conn = flows.iter().map(|f| f.transport.is_connection()).collect();
-        self.conn_params = flows
+        // A flow's parameters follow from its transport and frame size:
+        // one set for each pair the flows have.
+        let mut set_of: BTreeMap<(bool, u32), u32> = BTreeMap::new();
+        let mut sets = Vec::new();
+        self.conn_param_of = flows
             .iter()
             .map(|f| {
                 let frame = f.frame;
-                match (f.transport, tcp, roce) {
-                    (Transport::Roce, _, Some(rp)) | (_, None, Some(rp)) => {
-                        ConnParams::Roce(RoceParams {
+                let roce =
+                    roce_params.is_some() && (f.transport == Transport::Roce || tcp.is_none());
+                *set_of.entry((roce, frame)).or_insert_with(|| {
+                    sets.push(match (roce, tcp, roce_params) {
+                        (true, _, Some(rp)) => ConnParams::Roce(RoceParams {
                             mtu: frame.saturating_sub(rp.header).max(1),
                             ..rp
-                        })
-                    }
-                    (_, Some(tp), _) => ConnParams::Tcp(TcpParams {
-                        mss: frame.saturating_sub(tp.header).max(1),
-                        ..tp
-                    }),
-                    (_, None, None) => unreachable!("called with a transport"),
-                }
+                        }),
+                        (false, Some(tp), _) => ConnParams::Tcp(TcpParams {
+                            mss: frame.saturating_sub(tp.header).max(1),
+                            ..tp
+                        }),
+                        _ => unreachable!("called with a transport"),
+                    });
+                    sets.len() as u32 - 1
+                })
             })
             .collect();
-        self.conn_tx = self.conn_params.iter().map(Sender::new).collect();
-        self.conn_rx = self.conn_params.iter().map(Receiver::new).collect();
+        self.conn_param_sets = sets;
+        self.conn_tx = (0..n).map(|f| Sender::new(&self.conn_params(f))).collect();
+        self.conn_rx = (0..n)
+            .map(|f| Receiver::new(&self.conn_params(f)))
+            .collect();
         self.conn_dst_node = flows.iter().map(|f| f.dst as u32).collect();
         self.conn_rto_at = vec![None; n];
         self.conn_ack_at = vec![None; n];
@@ -70,7 +87,7 @@ impl Simulator {
             }
             if let (true, Some(alpha)) = (
                 self.flow_conn[f],
-                self.conn_tx[f].dctcp_alpha(&self.conn_params[f]),
+                self.conn_tx[f].dctcp_alpha(&self.conn_params(f)),
             ) {
                 self.set_alpha(f, alpha);
             }
@@ -116,7 +133,7 @@ impl Simulator {
         if !self.conn_writer.is_empty() {
             self.catch_up_writer(flow, now);
         }
-        let p = self.conn_params[f];
+        let p = self.conn_params(f);
         let node = self.flow_src_node[f] as usize;
         let Role::Host(h) = &self.roles[node] else {
             unreachable!("flows start at hosts")
@@ -168,7 +185,7 @@ impl Simulator {
     /// next is the same with more data behind it.
     #[inline]
     fn write_is_inert(&self, f: usize) -> bool {
-        self.conn_tx[f].unsent() >= self.conn_params[f].payload() as u64
+        self.conn_tx[f].unsent() >= self.conn_params(f).payload() as u64
     }
 
     /// The only writer `s` of a connection that holds a full unsent
@@ -253,7 +270,7 @@ impl Simulator {
             return; // superseded by an earlier event
         }
         self.conn_rto_at[f] = None;
-        let p = self.conn_params[f];
+        let p = self.conn_params(f);
         if self.conn_tx[f].on_timer(&p, self.now) {
             let row = self.row(f);
             self.conn_timeouts.add(row, self.now, 1);
@@ -268,7 +285,7 @@ impl Simulator {
     pub(super) fn conn_segment(&mut self, node: usize, frame: Frame) {
         let now = self.now;
         let f = frame.flow as usize;
-        let p = self.conn_params[f];
+        let p = self.conn_params(f);
         let rx = &mut self.conn_rx[f];
         let seq = rx.unwrap_seq(frame.wire_seq());
         let got = rx.on_segment(
@@ -337,7 +354,7 @@ impl Simulator {
                 | if flags.nak { ROCE_NAK } else { 0 },
             cpid: NO_CP,
             aux: Frame::pack_wire_seq(ack),
-            size: self.conn_params[f].ack_bytes() as u16,
+            size: self.conn_params(f).ack_bytes() as u16,
             kind: FrameKind::Ack,
             qfb: 0,
         };
@@ -347,7 +364,7 @@ impl Simulator {
     /// An ACK reaches the sending host.
     pub(super) fn conn_ack(&mut self, frame: Frame) {
         let f = frame.flow as usize;
-        let p = self.conn_params[f];
+        let p = self.conn_params(f);
         let flags = AckFlags {
             ece: frame.tcp_ece(),
             nak: frame.roce_nak(),

@@ -264,7 +264,12 @@ pub struct Simulator {
     /// has a connection, its parameters (payload per segment from the
     /// source's frame), sender, receiver, and pending timer events.
     flow_conn: Vec<bool>,
-    conn_params: Vec<ConnParams>,
+    /// The parameters are one of a few sets (one per transport and frame
+    /// size), each flow naming its own: 4 bytes a flow instead of 120,
+    /// and one small table for every segment's lookup
+    /// (`Simulator::conn_params`).
+    conn_param_sets: Vec<ConnParams>,
+    conn_param_of: Vec<u32>,
     conn_tx: Vec<Sender>,
     conn_rx: Vec<Receiver>,
     /// Per flow: the receiving host's node.

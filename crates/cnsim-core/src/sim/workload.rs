@@ -231,8 +231,8 @@ impl Simulator {
     /// (docs/model.md, "Flow workloads and completion times").
     fn ideal_fct(&self, flow: u32, size: u64) -> Time {
         let f = flow as usize;
-        let payload = self.conn_params[f].payload() as u64;
-        let header = self.conn_params[f].header() as u64;
+        let p = self.conn_params(f);
+        let (payload, header) = (p.payload() as u64, p.header() as u64);
         // The path: the ports the flow's frames leave through.
         let mut hops: Vec<u32> = Vec::new();
         let dst_host = self.flow_dst_host[f];
