@@ -75,9 +75,10 @@ pub struct Port {
     turn: ClassTurn,
 }
 
-/// What a port's classes change at every frame besides their own queues:
-/// which classes have frames, which PFC has paused, which mark ECN as they
-/// leave, and the scheduler's turn. Six bytes, kept in the port itself (where its layout has
+/// What a port's classes change or read at every frame besides their own
+/// queues: which classes have frames, which PFC has paused, whether a PFC
+/// frame waits, its ECN marking and which classes mark as they leave, and
+/// the scheduler's turn. Nine bytes, kept in the port itself (where its layout has
 /// padding), so that an enqueue and a pick read no line of `PortClasses`
 /// but those of the classes they touch.
 #[derive(Debug, Clone, Copy)]
@@ -87,15 +88,23 @@ struct ClassTurn {
     /// Bit c: PFC has paused class c (the `pfc_receiver`'s mask, copied
     /// where it changes: `pfc_received`, `pfc_expired`).
     paused: u8,
-    /// Bit c: class c's queue marks ECN at dequeue (its `PortClasses`'s
-    /// `ecn`, copied by `set_classes`): a departure that marks nothing
-    /// reads no more than this.
+    /// `PortClasses::pfc_pending` holds a frame.
+    pfc_waiting: bool,
+    /// The port's ECN marking: its index in the run's table of markings
+    /// (`NO_MARKING`: none), set by `set_marking`.
+    marking: u16,
+    /// Bit c: class c's queue marks ECN at dequeue: a departure that marks
+    /// nothing reads no more than this.
     dequeue_marks: u8,
     sched: Scheduler,
 }
 
-// The port's turn fits in what would be padding.
-const _: () = assert!(std::mem::size_of::<Port>() == 232);
+/// `ClassTurn::marking` of a port that does not mark.
+pub const NO_MARKING: u16 = u16::MAX;
+
+// The port's turn takes what was padding and 8 bytes more (232 before
+// the ECN marking and the waiting PFC frame joined it).
+const _: () = assert!(std::mem::size_of::<Port>() == 240);
 
 /// A port's traffic classes: an output queue per class, the scheduler
 /// choosing among them, the per-class ingress accounting PFC decides on,
@@ -103,18 +112,16 @@ const _: () = assert!(std::mem::size_of::<Port>() == 232);
 ///
 /// Laid out for a fabric, where a port's classes are touched a few times
 /// per frame, far apart in time, and each cache line they spread over is a
-/// likely miss (`repr(C)`): the first line holds what a transmission's
-/// start and end read (ECN, pending PFC); then one line per class, its
-/// queue with its counters and DWRR state; then what PFC and the results
-/// read. The few bits every frame changes besides are in the port itself
-/// (`ClassTurn`).
+/// likely miss (`repr(C)`): the first line holds a PFC frame waiting to
+/// go out; then one line per class, its queue with its counters and DWRR
+/// state; then what PFC and the results read. What every frame reads or
+/// changes besides is in the port itself (`ClassTurn`): a transmission
+/// reads the first line only when a PFC frame waits.
 #[repr(C, align(64))]
 pub struct PortClasses {
-    /// ECN marking on this port's queues (a switch's ports with `ecn`).
-    pub ecn: Option<PortMarking>,
     /// A PFC frame waiting to go out ahead of data, empty when none waits
-    /// (decisions taken while it waits join it).
-    pub pfc_pending: PfcFrame,
+    /// (decisions taken while it waits join it): `Port::queue_pfc`.
+    pfc_pending: PfcFrame,
     class: [ClassQueue; PFC_CLASSES],
     /// PFC this port's transmitter has received, per class.
     pfc_receiver: PfcReceiver,
@@ -212,7 +219,6 @@ impl PortClasses {
     pub fn new(sched: &SchedSpec) -> PortClasses {
         let dwrr = sched.dwrr_state();
         PortClasses {
-            ecn: None,
             pfc_pending: PfcFrame::default(),
             class: std::array::from_fn(|c| ClassQueue {
                 dwrr: dwrr[c],
@@ -265,21 +271,57 @@ impl Port {
             turn: ClassTurn {
                 backlogged: 0,
                 paused: 0,
+                pfc_waiting: false,
+                marking: NO_MARKING,
                 dequeue_marks: 0,
                 sched: Scheduler::new(&SchedSpec::strict()),
             },
         }
     }
 
-    /// The port's classes and PFC state, scheduled by `sched`, with their
-    /// ECN marking (`classes.ecn`, set before).
+    /// The port's classes and PFC state, scheduled by `sched`.
     pub fn set_classes(&mut self, classes: PortClasses, sched: &SchedSpec) {
-        self.turn.dequeue_marks = match classes.ecn {
-            Some(m) if m.at == MarkAt::Dequeue => m.classes,
-            _ => 0,
-        };
         self.classes = Some(Box::new(classes));
         self.turn.sched = Scheduler::new(sched);
+    }
+
+    /// The port marks ECN with `m`, entry `index` of the run's table of
+    /// markings (the engine keeps the few distinct ones in one place, read
+    /// at every marking queue's departure).
+    pub fn set_marking(&mut self, index: u16, m: &PortMarking) {
+        assert_ne!(index, NO_MARKING, "fewer markings than ports");
+        self.turn.marking = index;
+        self.turn.dequeue_marks = if m.at == MarkAt::Dequeue {
+            m.classes
+        } else {
+            0
+        };
+    }
+
+    /// The index of the port's ECN marking in the run's table, if it
+    /// marks.
+    #[inline(always)]
+    pub fn marking(&self) -> Option<usize> {
+        (self.turn.marking != NO_MARKING).then_some(self.turn.marking as usize)
+    }
+
+    /// Queue a PFC frame to go out ahead of data: it joins one that has
+    /// not left yet.
+    pub fn queue_pfc(&mut self, f: PfcFrame) {
+        let pc = self.classes.as_deref_mut().expect("PFC ports have classes");
+        pc.pfc_pending = pc.pfc_pending.merge(f);
+        self.turn.pfc_waiting = !pc.pfc_pending.is_empty();
+    }
+
+    /// The PFC frame waiting to go out, taken, if one waits.
+    #[inline(always)]
+    pub fn take_pfc(&mut self) -> Option<PfcFrame> {
+        if !self.turn.pfc_waiting {
+            return None;
+        }
+        self.turn.pfc_waiting = false;
+        let pc = self.classes.as_deref_mut().expect("a PFC frame waits");
+        Some(std::mem::take(&mut pc.pfc_pending))
     }
 
     /// A PFC frame takes effect at this port's transmitter
@@ -472,9 +514,10 @@ mod tests {
         let sched = SchedSpec::strict();
         let with = |ecn: Option<PortMarking>| {
             let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
-            let mut pc = PortClasses::new(&sched);
-            pc.ecn = ecn;
-            p.set_classes(pc, &sched);
+            p.set_classes(PortClasses::new(&sched), &sched);
+            if let Some(m) = ecn {
+                p.set_marking(0, &m);
+            }
             (0..PFC_CLASSES as u8)
                 .filter(|&c| p.marks_at_dequeue(c))
                 .collect::<Vec<_>>()
@@ -490,6 +533,23 @@ mod tests {
         assert_eq!(with(marking(MarkAt::Dequeue)), [1, 2]);
         assert_eq!(with(marking(MarkAt::Enqueue)), [] as [u8; 0]);
         assert_eq!(with(None), [] as [u8; 0]);
+    }
+
+    /// A PFC frame waits, joined by later decisions, until a transmission
+    /// takes it; then none waits.
+    #[test]
+    fn a_waiting_pfc_frame_is_taken_once_with_what_joined_it() {
+        let sched = SchedSpec::strict();
+        let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
+        p.set_classes(PortClasses::new(&sched), &sched);
+        assert_eq!(p.take_pfc(), None);
+        p.queue_pfc(PfcFrame::xoff(0b0010));
+        p.queue_pfc(PfcFrame::xoff(0b1000));
+        let f = p.take_pfc().expect("a frame waits");
+        assert_eq!(f, PfcFrame::xoff(0b1010));
+        assert_eq!(p.take_pfc(), None);
+        p.queue_pfc(PfcFrame::default());
+        assert_eq!(p.take_pfc(), None, "an empty frame does not wait");
     }
 
     #[test]

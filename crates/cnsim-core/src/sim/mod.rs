@@ -18,6 +18,7 @@
 use crate::cm::Scheme;
 use crate::flowctl::watchdog::{Watchdog, WatchdogSpec};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
+use crate::net::ecn::PortMarking;
 use crate::net::frame::Frame;
 use crate::net::port::Port;
 use crate::net::rate_limiter::RateLimiter;
@@ -136,6 +137,9 @@ pub struct Simulator {
     /// Some switch marks ECN as frames join a queue / as they leave.
     ecn_at_enqueue: bool,
     ecn_at_dequeue: bool,
+    /// The distinct ECN markings of the run's ports, which name theirs by
+    /// index (`Port::marking`).
+    ecn_marks: Vec<PortMarking>,
     /// Per flow: its data frames are ECN-capable.
     flow_ect: Vec<bool>,
     /// Traffic classes on every port (1 without `[priorities]`).

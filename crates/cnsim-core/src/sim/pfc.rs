@@ -129,11 +129,7 @@ impl Simulator {
     /// Queue a PFC frame on `port`; it joins one that has not left yet.
     #[inline(never)]
     fn send_pfc(&mut self, port: u32, f: PfcFrame) {
-        let pc = self.ports[port as usize]
-            .classes
-            .as_deref_mut()
-            .expect("PFC ports have classes");
-        pc.pfc_pending = pc.pfc_pending.merge(f);
+        self.ports[port as usize].queue_pfc(f);
         self.try_start(port);
     }
 

@@ -123,6 +123,9 @@ impl Simulator {
             .nodes
             .iter()
             .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.shared.is_some()));
+        // The distinct ECN markings of the switches' ports (a few: one per
+        // switch configuration and link rate).
+        let mut ecn_marks: Vec<PortMarking> = Vec::new();
         if sc.priorities.is_some() || any_pfc || any_ecn || any_shared {
             let sched = sc
                 .priorities
@@ -135,15 +138,25 @@ impl Simulator {
                     NodeKind::Host(_) => None,
                 };
                 let sched = own.unwrap_or(&sched);
-                let mut pc = PortClasses::new(sched);
+                ports[p].set_classes(PortClasses::new(sched), sched);
                 if let NodeKind::Switch(s) = &sc.nodes[ports[p].node as usize].kind {
-                    pc.ecn = s.ecn.as_ref().map(|e| PortMarking {
-                        classes: e.classes,
-                        at: e.spec.at,
-                        rule: e.rule_at(ports[p].rate),
-                    });
+                    if let Some(e) = &s.ecn {
+                        let m = PortMarking {
+                            classes: e.classes,
+                            at: e.spec.at,
+                            rule: e.rule_at(ports[p].rate),
+                        };
+                        let i = match ecn_marks.iter().position(|&n| n == m) {
+                            Some(i) => i,
+                            None => {
+                                ecn_marks.push(m);
+                                ecn_marks.len() - 1
+                            }
+                        };
+                        let i = u16::try_from(i).expect("fewer than 65,535 distinct markings");
+                        ports[p].set_marking(i, &m);
+                    }
                 }
-                ports[p].set_classes(pc, sched);
             }
         }
         let mut to_peer = Vec::with_capacity(ports.len());
@@ -264,6 +277,7 @@ impl Simulator {
                 .iter()
                 .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pause.is_some())),
             any_pfc,
+            ecn_marks,
             ecn_at_enqueue: marks_at(MarkAt::Enqueue),
             ecn_at_dequeue: marks_at(MarkAt::Dequeue),
             // DCQCN's flows are ECN-capable: its switches mark them.

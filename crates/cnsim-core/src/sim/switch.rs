@@ -327,12 +327,14 @@ impl Simulator {
     ) {
         let p = &mut self.ports[out as usize];
         let node = p.node as usize;
-        let Some(pc) = p.classes.as_deref_mut() else {
+        let Some(i) = p.marking() else {
             return;
         };
-        let Some(m) = pc.ecn else {
-            return;
-        };
+        let m = self.ecn_marks[i];
+        let pc = p
+            .classes
+            .as_deref_mut()
+            .expect("marking ports have classes");
         if m.at != at || m.classes & (1 << class) == 0 {
             return;
         }

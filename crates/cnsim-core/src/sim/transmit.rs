@@ -39,14 +39,15 @@ impl Simulator {
             self.events.schedule(done, Event::TxDone { port });
             return;
         }
-        if let Some(pc) = p.classes.as_deref_mut() {
-            if !pc.pfc_pending.is_empty() {
-                pc.pfc_on_wire = std::mem::take(&mut pc.pfc_pending);
-                p.tx = TxState::Pfc;
-                let done = now + p.rate.tx_time(PFC_FRAME_BYTES);
-                self.events.schedule(done, Event::TxDone { port });
-                return;
-            }
+        if let Some(f) = p.take_pfc() {
+            p.classes
+                .as_deref_mut()
+                .expect("a PFC frame waited")
+                .pfc_on_wire = f;
+            p.tx = TxState::Pfc;
+            let done = now + p.rate.tx_time(PFC_FRAME_BYTES);
+            self.events.schedule(done, Event::TxDone { port });
+            return;
         }
         #[allow(unused_mut)]
         let mut hold = p.pause.paused();
