@@ -1060,6 +1060,28 @@ mod tests {
             ]
         }
 
+        /// Admit or release as `op` says; `held` lists the admitted frames
+        /// (from, to, priority, bytes).
+        fn apply(m: &mut Switch, op: Op, held: &mut Vec<(usize, usize, u8, u32)>) {
+            match op {
+                Op::Admit {
+                    from,
+                    to,
+                    prio,
+                    bytes,
+                } => {
+                    if m.admit(from, to, prio, bytes) == Admission::Admitted {
+                        held.push((from, to, prio, bytes));
+                    }
+                }
+                Op::Release(k) if !held.is_empty() => {
+                    let (from, to, prio, bytes) = held.swap_remove(k % held.len());
+                    m.release(from, to, prio, bytes);
+                }
+                Op::Release(_) => {}
+            }
+        }
+
         fn check(m: &Switch, held: &[(usize, usize, u8, u32)], spec: &MmuSpec) {
             let bytes: u64 = held.iter().map(|h| h.3 as u64).sum();
             assert_eq!(m.held(), Bytes(bytes));
@@ -1101,18 +1123,7 @@ mod tests {
                 let mut m = Switch::new(Mmu::new(&spec).unwrap());
                 let mut held = Vec::new();
                 for op in ops {
-                    match op {
-                        Op::Admit { from, to, prio, bytes } => {
-                            if m.admit(from, to, prio, bytes) == Admission::Admitted {
-                                held.push((from, to, prio, bytes));
-                            }
-                        }
-                        Op::Release(k) if !held.is_empty() => {
-                            let (from, to, prio, bytes) = held.swap_remove(k % held.len());
-                            m.release(from, to, prio, bytes);
-                        }
-                        Op::Release(_) => {}
-                    }
+                    apply(&mut m, op, &mut held);
                     check(&m, &held, &spec);
                 }
                 for (from, to, prio, bytes) in held.drain(..) {
@@ -1143,18 +1154,7 @@ mod tests {
                 let mut m = Switch::new(Mmu::new(&spec).unwrap());
                 let mut held = Vec::new();
                 for (op, (port, mask)) in ops {
-                    match op {
-                        Op::Admit { from, to, prio, bytes } => {
-                            if m.admit(from, to, prio, bytes) == Admission::Admitted {
-                                held.push((from, to, prio, bytes));
-                            }
-                        }
-                        Op::Release(k) if !held.is_empty() => {
-                            let (from, to, prio, bytes) = held.swap_remove(k % held.len());
-                            m.release(from, to, prio, bytes);
-                        }
-                        Op::Release(_) => {}
-                    }
+                    apply(&mut m, op, &mut held);
                     m.mmu.set_held(port % 3, mask);
                     for port in 0..3 {
                         for prio in 0..CLASSES as u8 {
