@@ -127,6 +127,16 @@ impl EcnRule {
         }
     }
 
+    /// The largest queue at which the rule never marks (RED's Kmin, the
+    /// step's K): a queue this short settles the decision with no draw.
+    #[inline]
+    pub fn quiet_up_to(&self) -> Bytes {
+        match *self {
+            EcnRule::Red { kmin, .. } => kmin,
+            EcnRule::Step { k } => k,
+        }
+    }
+
     /// The probability of marking a frame when the queue holds `queue`
     /// bytes.
     #[inline]
@@ -242,6 +252,25 @@ mod tests {
         assert!(!e.should_mark(Bytes(97_500), &mut rng));
         assert!(e.should_mark(Bytes(97_501), &mut rng));
         assert_eq!(rng.random::<u64>(), untouched.clone().random::<u64>());
+    }
+
+    /// The quiet level is the largest queue the rule never marks at, so a
+    /// port may skip the rule below it without changing a mark or a draw.
+    #[test]
+    fn no_rule_marks_at_or_below_its_quiet_level_and_each_can_just_above() {
+        for e in [
+            red(5000, 200_000, 0.01),
+            red(10_000, 10_000, 0.5),
+            red(0, 1, 1.0),
+            EcnRule::Step { k: Bytes(97_500) },
+            EcnRule::Step { k: Bytes(0) },
+        ] {
+            let quiet = e.quiet_up_to().0;
+            for q in [0, quiet / 2, quiet] {
+                assert_eq!(e.mark_probability(Bytes(q)), 0.0, "{e:?} at {q}");
+            }
+            assert!(e.mark_probability(Bytes(quiet + 1)) > 0.0, "{e:?}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::metrics::series::BinnedLevel;
 use crate::net::ecn::{Ecn, MarkAt};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::mmu::{Admission, Mmu};
+use crate::net::port::Port;
 use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
 use crate::units::{Bytes, Time};
@@ -203,7 +204,7 @@ impl Simulator {
             return self.shared_admit_to_pool(node, inp, out, frame);
         }
         if !self.ingress_row.is_empty() || b.mmu.pfc_change_reserve_only(i, class).is_some() {
-            self.shared_changed(node, inp, class);
+            self.shared_changed_out_of_line(node, inp, class);
         }
         true
     }
@@ -249,7 +250,7 @@ impl Simulator {
             self.shared_release_from_pool(node, inp, class, bytes);
         } else if !self.ingress_row.is_empty() || b.mmu.pfc_change_reserve_only(i, class).is_some()
         {
-            self.shared_changed(node, inp, class);
+            self.shared_changed_out_of_line(node, inp, class);
         }
     }
 
@@ -266,7 +267,7 @@ impl Simulator {
 
     /// The shared pool or headroom in use at `node` may have changed from
     /// `before` (their levels): the series of those that did.
-    #[inline]
+    #[inline(always)]
     fn buffer_levels_changed(&mut self, node: usize, before: (u64, u64)) {
         let now = self.now;
         let b = shared_buffer(&mut self.roles, node);
@@ -279,10 +280,17 @@ impl Simulator {
         }
     }
 
+    /// `shared_changed` for the paths of a queue within its reserve, where
+    /// it is rare: out of line, so that it does not weigh on them.
+    #[inline(never)]
+    fn shared_changed_out_of_line(&mut self, node: usize, inp: u32, class: u8) {
+        self.shared_changed(node, inp, class);
+    }
+
     /// What ingress (`inp`, `class`) of shared-buffer switch `node` holds
     /// has changed: its ingress series, and PFC may change what it holds
-    /// upstream.
-    #[inline]
+    /// upstream. Inline in the pool's paths, which always take it.
+    #[inline(always)]
     fn shared_changed(&mut self, node: usize, inp: u32, class: u8) {
         let i = self.ports[inp as usize].local as usize;
         let now = self.now;
@@ -311,6 +319,19 @@ impl Simulator {
     #[inline(never)]
     fn ecn_mark_enqueued(&mut self, out: u32, class: u8) {
         self.ecn_mark(out, class, MarkAt::Enqueue, None);
+    }
+
+    /// Whether a frame leaving `class` at port `p`, which marks at
+    /// dequeue, may be marked: not while the queue behind it is at or below
+    /// the level where the port's rule never marks (most departures), which
+    /// the queue's own count settles without `ecn_mark`.
+    #[inline(always)]
+    pub(super) fn may_mark_leaving(&self, p: &Port, class: u8) -> bool {
+        let Some(i) = p.marking() else {
+            return false;
+        };
+        let pc = p.classes.as_deref().expect("marking ports have classes");
+        pc.occupancy(class) > self.ecn_marks[i].rule.quiet_up_to().0
     }
 
     /// ECN at output `out` for a frame of `class`: at enqueue the frame is

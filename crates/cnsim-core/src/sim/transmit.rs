@@ -87,7 +87,9 @@ impl Simulator {
                 let p = &self.ports[pi];
                 let occ = p.occupancy;
                 let node = p.node as usize;
-                let marks = self.ecn_at_dequeue && p.marks_at_dequeue(class);
+                let marks = self.ecn_at_dequeue
+                    && p.marks_at_dequeue(class)
+                    && self.may_mark_leaving(p, class);
                 self.queue_tx.add(pi, now, frame.size as u64);
                 self.queues[pi].tx_bytes += frame.size as u64;
                 self.occupancy_changed(pi, occ);
