@@ -217,6 +217,13 @@ pub enum MmuError {
     },
     #[error("the dynamic threshold of priority {prio} has a zero denominator")]
     ZeroAlphaDenominator { prio: usize },
+    #[error("{table} of {bytes} for priority {prio} of port {port}: at most 4 GiB per queue")]
+    QueueTooLarge {
+        table: &'static str,
+        port: usize,
+        prio: usize,
+        bytes: Bytes,
+    },
 }
 
 /// Where the bytes of one ingress (port, priority) sit.
@@ -247,16 +254,34 @@ pub enum Admission {
 }
 
 /// One ingress (port, priority): its limits beside its use and its PFC
-/// state, so that an admission or a release reads one place.
+/// state, so that an admission or a release reads one place. Reserve and
+/// headroom (limits and use) are 32-bit (`Mmu::new` refuses more than
+/// 4 GiB of either per queue): the cell is 32 bytes, two to a cache line,
+/// none straddling two.
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
 struct IngressCell {
-    reserve_limit: u64,
-    headroom_limit: u64,
-    used: IngressUse,
+    reserve_limit: u32,
+    headroom_limit: u32,
+    reserve: u32,
+    headroom: u32,
+    shared: u64,
     /// PFC holds the upstream of this queue: the switch's PFC sender
     /// decides it, the engine copies it here (`set_held`).
     held: bool,
 }
+
+impl IngressCell {
+    fn used(&self) -> IngressUse {
+        IngressUse {
+            reserve: Bytes(self.reserve as u64),
+            shared: Bytes(self.shared),
+            headroom: Bytes(self.headroom as u64),
+        }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<IngressCell>() == 32);
 
 /// A switch's buffer state.
 #[derive(Debug, Clone)]
@@ -344,6 +369,16 @@ impl Mmu {
                 return Err(MmuError::ZeroAlphaDenominator { prio });
             }
         }
+        for (table, v) in [("reserve", &spec.reserve), ("headroom", &spec.headroom)] {
+            if let Some(i) = v.iter().position(|b| b.0 > u32::MAX as u64) {
+                return Err(MmuError::QueueTooLarge {
+                    table,
+                    port: i / CLASSES,
+                    prio: i % CLASSES,
+                    bytes: v[i],
+                });
+            }
+        }
         let reserved: u64 = spec.reserve.iter().map(|b| b.0).sum();
         let headroom: u64 = spec.headroom.iter().map(|b| b.0).sum();
         if reserved + headroom > spec.total.0 {
@@ -365,10 +400,9 @@ impl Mmu {
                 .iter()
                 .zip(&spec.headroom)
                 .map(|(r, h)| IngressCell {
-                    reserve_limit: r.0,
-                    headroom_limit: h.0,
-                    used: IngressUse::default(),
-                    held: false,
+                    reserve_limit: r.0 as u32,
+                    headroom_limit: h.0 as u32,
+                    ..IngressCell::default()
                 })
                 .collect(),
         })
@@ -394,8 +428,8 @@ impl Mmu {
         let i = index(in_port, prio);
         let bytes = bytes as u64;
         let cell = self.ingress[i];
-        let used = cell.used;
-        let to_reserve = bytes.min(cell.reserve_limit - used.reserve.0);
+        let used = cell.used();
+        let to_reserve = bytes.min((cell.reserve_limit - cell.reserve) as u64);
         let rest = bytes - to_reserve;
         let free = self.pool - self.shared_used;
         let fits_pool = rest <= free;
@@ -404,7 +438,7 @@ impl Mmu {
             ClassMode::Lossless { xoff, .. } => {
                 if fits_pool && used.shared.0 + rest <= xoff.bytes(free) {
                     (rest, 0)
-                } else if used.headroom.0 + rest <= cell.headroom_limit {
+                } else if used.headroom.0 + rest <= cell.headroom_limit as u64 {
                     (0, rest)
                 } else {
                     return Admission::HeadroomOverflow;
@@ -418,10 +452,11 @@ impl Mmu {
                 }
             }
         };
-        let u = &mut self.ingress[i].used;
-        u.reserve.0 += to_reserve;
-        u.shared.0 += to_shared;
-        u.headroom.0 += to_headroom;
+        // Reserve and headroom stay within their 32-bit limits.
+        let u = &mut self.ingress[i];
+        u.reserve += to_reserve as u32;
+        u.shared += to_shared;
+        u.headroom += to_headroom as u32;
         self.shared_used += to_shared;
         self.headroom_used += to_headroom;
         Admission::Admitted
@@ -434,9 +469,9 @@ impl Mmu {
     #[inline(always)]
     pub fn admit_to_reserve(&mut self, in_port: usize, prio: u8, bytes: u32) -> bool {
         let cell = &mut self.ingress[index(in_port, prio)];
-        let fits = bytes as u64 <= cell.reserve_limit - cell.used.reserve.0;
+        let fits = bytes <= cell.reserve_limit - cell.reserve;
         if fits {
-            cell.used.reserve.0 += bytes as u64;
+            cell.reserve += bytes;
         }
         fits
     }
@@ -446,14 +481,14 @@ impl Mmu {
     /// if the queue holds shared room or headroom.
     #[inline(always)]
     pub fn release_from_reserve(&mut self, in_port: usize, prio: u8, bytes: u32) -> bool {
-        let u = &mut self.ingress[index(in_port, prio)].used;
-        let reserve_only = u.shared.0 == 0 && u.headroom.0 == 0;
+        let u = &mut self.ingress[index(in_port, prio)];
+        let reserve_only = u.shared == 0 && u.headroom == 0;
         if reserve_only {
             assert!(
-                bytes as u64 <= u.reserve.0,
+                bytes <= u.reserve,
                 "release of {bytes} B not held by ingress ({in_port}, {prio})"
             );
-            u.reserve.0 -= bytes as u64;
+            u.reserve -= bytes;
         }
         reserve_only
     }
@@ -476,17 +511,17 @@ impl Mmu {
         }
         let i = index(in_port, prio);
         let bytes = bytes as u64;
-        let u = &mut self.ingress[i].used;
-        let from_headroom = bytes.min(u.headroom.0);
-        let from_shared = (bytes - from_headroom).min(u.shared.0);
+        let u = &mut self.ingress[i];
+        let from_headroom = bytes.min(u.headroom as u64);
+        let from_shared = (bytes - from_headroom).min(u.shared);
         let from_reserve = bytes - from_headroom - from_shared;
         assert!(
-            from_reserve <= u.reserve.0,
+            from_reserve <= u.reserve as u64,
             "release of {bytes} B not held by ingress ({in_port}, {prio})"
         );
-        u.headroom.0 -= from_headroom;
-        u.shared.0 -= from_shared;
-        u.reserve.0 -= from_reserve;
+        u.headroom -= from_headroom as u32;
+        u.shared -= from_shared;
+        u.reserve -= from_reserve as u32;
         self.shared_used -= from_shared;
         self.headroom_used -= from_headroom;
     }
@@ -510,7 +545,7 @@ impl Mmu {
         else {
             return None;
         };
-        let u = self.ingress[index(in_port, prio)].used;
+        let u = self.ingress[index(in_port, prio)].used();
         let threshold = xoff.bytes(self.pool - self.shared_used);
         if u.headroom.0 > 0 || u.shared.0 >= threshold {
             Some(true)
@@ -543,7 +578,7 @@ impl Mmu {
     pub fn pfc_change_reserve_only(&self, in_port: usize, prio: u8) -> Option<bool> {
         let cell = &self.ingress[index(in_port, prio)];
         debug_assert!(
-            cell.used.shared.0 == 0 && cell.used.headroom.0 == 0,
+            cell.shared == 0 && cell.headroom == 0,
             "ingress ({in_port}, {prio}) holds reserve only"
         );
         if !cell.held && self.pool - self.shared_used >= self.nonzero_xoff_free {
@@ -578,7 +613,7 @@ impl Mmu {
     }
 
     pub fn ingress(&self, port: usize, prio: u8) -> IngressUse {
-        self.ingress[index(port, prio)].used
+        self.ingress[index(port, prio)].used()
     }
 
     /// Size of the shared pool.
@@ -603,7 +638,7 @@ impl Mmu {
 
     /// Bytes held, over every ingress queue (a scan, for checks).
     pub fn held(&self) -> Bytes {
-        Bytes(self.ingress.iter().map(|c| c.used.total().0).sum())
+        Bytes(self.ingress.iter().map(|c| c.used().total().0).sum())
     }
 
     pub fn ports(&self) -> usize {
@@ -724,6 +759,43 @@ mod tests {
                 bytes: Bytes(1)
             }
         );
+    }
+
+    /// A queue's reserve and headroom are kept in 32 bits: 4 GiB fits,
+    /// a byte more is refused (naming the queue), even in a buffer large
+    /// enough to hold it.
+    #[test]
+    fn a_queue_may_reserve_up_to_4_gib() {
+        let gib4 = u32::MAX as u64;
+        let mut classes = [LOSSY; CLASSES];
+        classes[3] = lossless(Threshold::Dynamic(Alpha::ONE), 0);
+        let mut spec = MmuSpec::uniform(Bytes(1 << 40), 2, classes, Bytes(0), Bytes(0));
+        spec.reserve[8 + 2] = Bytes(gib4);
+        spec.headroom[3] = Bytes(gib4);
+        let mut m = Switch::new(Mmu::new(&spec).unwrap());
+        assert_eq!(m.admit(1, 0, 2, 1500), Admission::Admitted);
+        assert_eq!(m.mmu.ingress(1, 2).reserve, Bytes(1500));
+        spec.reserve[8 + 2] = Bytes(gib4 + 1);
+        assert_eq!(
+            Mmu::new(&spec).unwrap_err(),
+            MmuError::QueueTooLarge {
+                table: "reserve",
+                port: 1,
+                prio: 2,
+                bytes: Bytes(gib4 + 1)
+            }
+        );
+        spec.reserve[8 + 2] = Bytes(0);
+        spec.headroom[3] = Bytes(gib4 + 1);
+        assert!(matches!(
+            Mmu::new(&spec),
+            Err(MmuError::QueueTooLarge {
+                table: "headroom",
+                port: 0,
+                prio: 3,
+                ..
+            })
+        ));
     }
 
     #[test]
