@@ -175,6 +175,34 @@ impl Scheduler {
         if weighted == 0 {
             return None;
         }
+        if weighted & (weighted - 1) == 0 {
+            // One weighted class can send (the usual case on a lightly
+            // loaded port): the rounds come back to it alone, each with a
+            // quantum, until its deficit covers its head. The state is the
+            // one `pick_in_rounds` leaves, without its walk of the round.
+            let c = weighted.trailing_zeros() as u8;
+            let size = head(classes, c);
+            let d = classes.dwrr(c);
+            let mut deficit = d.deficit;
+            if c != self.current || !self.credited {
+                deficit += d.quantum;
+            }
+            while deficit < size {
+                deficit += d.quantum;
+            }
+            d.deficit = deficit - size;
+            self.current = c;
+            self.credited = true;
+            return Some((c, size));
+        }
+        self.pick_in_rounds(weighted, classes)
+    }
+
+    /// DWRR's pick among the weighted classes that can send (`weighted`,
+    /// not empty), round by round from the current class.
+    fn pick_in_rounds(&mut self, weighted: u8, classes: &mut impl Classes) -> Option<(u8, u32)> {
+        let head =
+            |classes: &mut _, c| Classes::head(classes, c).expect("a backlogged class has a head");
         // Some weighted class can send: every full cycle credits it a
         // quantum, so this ends. The turn passes straight to the next
         // ready class in cyclic order (the others would be passed over).
@@ -354,6 +382,90 @@ mod tests {
                 (share - weights[k] as f64 / 8.0).abs() < 1e-3,
                 "class {k}: {share}"
             );
+        }
+    }
+
+    /// The pick of a lone weighted class leaves what the walk of the
+    /// rounds would: the same class, head and deficits, and the same
+    /// scheduler state, whatever the history (sizes, quanta, pauses,
+    /// classes emptying).
+    mod lone_class {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Push(u8, u32),
+            Send(u8),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                (0u8..4, 64u32..=9000).prop_map(|(c, b)| Op::Push(c, b)),
+                (0u8..16).prop_map(Op::Send),
+            ]
+        }
+
+        /// `pick` as before the lone-class path: the walk of the rounds
+        /// for any weighted class.
+        fn pick_walking(s: &mut Scheduler, q: &mut Queues, blocked: u8) -> Option<(u8, u32)> {
+            let mut backlogged = 0u8;
+            for c in 0..CLASSES as u8 {
+                match q.head(c) {
+                    None => q.dwrr(c).deficit = 0,
+                    Some(_) => backlogged |= 1 << c,
+                }
+            }
+            let ready = backlogged & !blocked;
+            if ready & s.strict != 0 {
+                return s.pick_ready(backlogged, blocked, q);
+            }
+            let weighted = ready & !s.strict;
+            if weighted == 0 {
+                return None;
+            }
+            s.pick_in_rounds(weighted, q)
+        }
+
+        proptest! {
+            #[test]
+            fn agrees_with_the_walk_of_the_rounds(
+                quanta in proptest::array::uniform4(500u64..=10_000),
+                strict3 in any::<bool>(),
+                ops in proptest::collection::vec(op(), 1..300),
+            ) {
+                let mut spec = SchedSpec::dwrr([1500; CLASSES]);
+                for (class, q) in spec.classes.iter_mut().zip(quanta) {
+                    *class = ClassSched::Weighted(Bytes(q));
+                }
+                if strict3 {
+                    spec.classes[3] = ClassSched::Strict;
+                }
+                let (mut s, mut q) = port(&spec);
+                let (mut s_ref, mut q_ref) = port(&spec);
+                for op in ops {
+                    match op {
+                        Op::Push(c, b) => {
+                            q.push(c, b);
+                            q_ref.push(c, b);
+                        }
+                        Op::Send(blocked) => {
+                            let got = s.pick(&mut q, blocked).map(|c| {
+                                (c, q.q[c as usize].pop_front().unwrap())
+                            });
+                            let want = pick_walking(&mut s_ref, &mut q_ref, blocked).map(|(c, _)| {
+                                (c, q_ref.q[c as usize].pop_front().unwrap())
+                            });
+                            prop_assert_eq!(got, want);
+                            prop_assert_eq!(q.dwrr, q_ref.dwrr);
+                            prop_assert_eq!(
+                                (s.current, s.credited),
+                                (s_ref.current, s_ref.credited)
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 
