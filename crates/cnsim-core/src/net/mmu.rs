@@ -283,22 +283,25 @@ impl IngressCell {
 
 const _: () = assert!(std::mem::size_of::<IngressCell>() == 32);
 
-/// A switch's buffer state.
+/// A switch's buffer state. What every frame reads (the cells, the pool's
+/// use and the reserve-only PFC bound) shares the first cache line; the
+/// classes' modes, read beyond the reserve, follow.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Mmu {
-    classes: [ClassMode; CLASSES],
+    ingress: Vec<IngressCell>,
     /// Size of the shared pool.
     pool: u64,
     /// Bytes of the shared pool in use, over all queues.
     shared_used: u64,
-    /// Bytes of headroom in use, over all queues.
-    headroom_used: u64,
     /// The least free pool at which every lossless class's XOFF threshold
     /// is above zero (`u64::MAX` if some class's never is): with at least
     /// this much free, a queue holding reserve only has no PFC decision
     /// to change unless PFC holds it (`pfc_change_reserve_only`).
     nonzero_xoff_free: u64,
-    ingress: Vec<IngressCell>,
+    /// Bytes of headroom in use, over all queues.
+    headroom_used: u64,
+    classes: [ClassMode; CLASSES],
 }
 
 /// `Mmu::nonzero_xoff_free` of these classes and pool: for each lossless
