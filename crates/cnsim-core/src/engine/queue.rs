@@ -11,15 +11,18 @@
 //! run is divided (`docs/parallel.md`).
 //!
 //! Storage is a 4-ary heap (`dary_heap`: half a binary heap's depth, the
-//! children of a node on two cache lines; study F's fabric keeps tens of
-//! thousands of events pending) plus two FIFO lanes. Many events are scheduled a
+//! children of a node on two cache lines; study F's fabric keeps thousands
+//! of events pending) plus four FIFO lanes. Many events are scheduled a
 //! fixed delay after the current time (a frame's arrival one link delay
 //! after it left, a transmitter's completion one frame time after it
 //! started), so their keys mostly arrive in increasing order; such an event
-//! is appended to its lane, which then stays sorted, and costs no sift. An
-//! event whose key is below its lane's last one goes to the heap instead.
-//! `pop` takes the least of the heap's top and the two lane heads, so the
-//! order is exactly the key order whatever goes where.
+//! is appended to the first of its lanes whose last key is not above its
+//! own, which then stays sorted, and costs no sift. An event that fits none
+//! goes to the heap instead. Where frame times differ (ACKs and data, links
+//! of several rates), the completions of each frame time form their own
+//! increasing sequence, so a run can open two more lanes for them
+//! (`open_all_lanes`). `pop` takes the least of the heap's top and the lane
+//! heads, so the order is exactly the key order whatever goes where.
 
 use crate::units::Time;
 use dary_heap::QuaternaryHeap;
@@ -40,15 +43,17 @@ pub trait EventKey {
     /// Its time is given: a key may depend on it.
     fn tie(&self, time: Time) -> u64;
 
-    /// The FIFO lane (0 or 1) worth trying for this event, if any: one whose
-    /// events are usually scheduled in time order.
-    fn lane(&self) -> Option<usize> {
-        None
+    /// The FIFO lanes worth trying for this event, in order (none by
+    /// default): lanes whose events are usually scheduled in time order.
+    /// The event goes to the first whose last key is not above its own.
+    fn lanes(&self) -> &'static [usize] {
+        &[]
     }
 }
 
-/// Number of FIFO lanes.
-const LANES: usize = 2;
+/// Number of FIFO lanes: 0 and 1 always open, 2 and 3 on request
+/// (`EventQueue::open_all_lanes`).
+pub const LANES: usize = 4;
 
 /// A pending event. The heap moves these around, so they are kept small:
 /// events carry indices, never frames (see `sim`), and the ordering is one
@@ -112,6 +117,9 @@ pub struct EventQueue<E> {
     lanes: [VecDeque<Entry<E>>; LANES],
     last: [u128; LANES],
     head: [u128; LANES],
+    /// Lanes 2 and 3 take events (`open_all_lanes`); else they stay
+    /// empty and a pop compares the heads of lanes 0 and 1 only.
+    all_open: bool,
     next_seq: u64,
     /// The heap's top entry was handed out by `pop` and no longer counts.
     /// Most handlers schedule at least one event, and the first one that
@@ -130,9 +138,11 @@ impl<E: EventKey + Copy> EventQueue<E> {
     pub fn with_capacity(cap: usize) -> Self {
         EventQueue {
             heap: QuaternaryHeap::with_capacity(cap),
-            lanes: [VecDeque::with_capacity(cap), VecDeque::with_capacity(cap)],
-            last: [0; LANES],
+            lanes: std::array::from_fn(|_| VecDeque::with_capacity(cap)),
+            // A closed lane's last key is above every event's.
+            last: [0, 0, u128::MAX, u128::MAX],
             head: [u128::MAX; LANES],
+            all_open: false,
             next_seq: 0,
             taken: false,
         }
@@ -153,8 +163,15 @@ impl<E: EventKey + Copy> EventQueue<E> {
             order: tie | (seq & SEQ_MASK),
             event,
         };
-        if let Some(l) = event.lane() {
-            let key = entry.key();
+        let key = entry.key();
+        // With lanes 2 and 3 closed, an event's first lane is its only one.
+        let lanes = event.lanes();
+        let tried = if self.all_open {
+            lanes.len()
+        } else {
+            lanes.len().min(1)
+        };
+        for &l in &lanes[..tried] {
             if key >= self.last[l] {
                 self.last[l] = key;
                 if self.lanes[l].is_empty() {
@@ -190,11 +207,18 @@ impl<E: EventKey + Copy> EventQueue<E> {
     #[inline]
     fn pop_below(&mut self, limit: u128) -> Option<(Time, E)> {
         self.settle();
-        let (lane, lane_key) = if self.head[0] <= self.head[1] {
+        let (mut lane, mut lane_key) = if self.head[0] <= self.head[1] {
             (0, self.head[0])
         } else {
             (1, self.head[1])
         };
+        if self.all_open {
+            for l in 2..LANES {
+                if self.head[l] < lane_key {
+                    (lane, lane_key) = (l, self.head[l]);
+                }
+            }
+        }
         if let Some(top) = self.heap.peek() {
             if top.key() < lane_key {
                 if top.key() >= limit {
@@ -213,6 +237,17 @@ impl<E: EventKey + Copy> EventQueue<E> {
         Some((e.time, e.event))
     }
 
+    /// Let lanes 2 and 3 take events too: for runs whose events of one kind
+    /// come a few different delays after their scheduling (transmissions of
+    /// frames of several sizes or at several rates), which one lane would
+    /// send to the heap. Where one lane suffices, the two closed ones cost
+    /// a pop nothing. Order is the key order either way.
+    pub fn open_all_lanes(&mut self) {
+        assert!(self.is_empty(), "lanes open before the first event");
+        self.all_open = true;
+        self.last = [0; LANES];
+    }
+
     #[inline]
     fn settle(&mut self) {
         if self.taken {
@@ -223,7 +258,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
 
     pub fn peek_time(&mut self) -> Option<Time> {
         self.settle();
-        let first = self.head[0].min(self.head[1]);
+        let first = self.head.iter().copied().min().unwrap_or(u128::MAX);
         let first = self.heap.peek().map_or(first, |top| top.key().min(first));
         (first != u128::MAX).then_some(Time((first >> 64) as u64))
     }
@@ -249,11 +284,11 @@ mod tests {
         }
     }
 
-    /// An event that says its lane.
+    /// An event that says its lanes.
     #[derive(Clone, Copy, Debug, PartialEq)]
     struct Laned {
         class: u8,
-        lane: Option<usize>,
+        lanes: &'static [usize],
         id: u32,
     }
 
@@ -261,8 +296,8 @@ mod tests {
         fn tie(&self, _: Time) -> u64 {
             u64::from(self.class) << 62
         }
-        fn lane(&self) -> Option<usize> {
-            self.lane
+        fn lanes(&self) -> &'static [usize] {
+            self.lanes
         }
     }
 
@@ -275,6 +310,9 @@ mod tests {
         let mut rng = crate::engine::rng::stream(5, 0);
         for round in 0..50 {
             let mut q = EventQueue::with_capacity(4);
+            if round % 2 == 1 {
+                q.open_all_lanes();
+            }
             let mut reference: Vec<(u64, u8, u32)> = Vec::new();
             let mut now = 0u64;
             let mut id = 0u32;
@@ -289,11 +327,12 @@ mod tests {
                     };
                     let ev = Laned {
                         class: rng.random_range(0..3),
-                        lane: [None, Some(0), Some(1)][rng.random_range(0..3)],
+                        lanes: [&[][..], &[0], &[1], &[0, 2, 3], &[1, 3, 2]]
+                            [rng.random_range(0..5)],
                         id,
                     };
-                    q.schedule(Time(now + delay), ev);
                     reference.push((now + delay, ev.class, id));
+                    q.schedule(Time(now + delay), ev);
                     id += 1;
                 } else {
                     reference.sort();
@@ -327,8 +366,8 @@ mod tests {
         fn tie(&self, _: Time) -> u64 {
             (u64::from(self.class) << 62) | (u64::from(self.element) << SEQ_BITS)
         }
-        fn lane(&self) -> Option<usize> {
-            (self.element % 3 < 2).then_some((self.element % 3) as usize)
+        fn lanes(&self) -> &'static [usize] {
+            [&[][..], &[0, 2], &[1, 3]][(self.element % 3) as usize]
         }
     }
 
@@ -354,10 +393,13 @@ mod tests {
             })
             .collect();
         let mut want: Option<Vec<(u64, u8, u32)>> = None;
-        for _ in 0..20 {
+        for round in 0..20 {
             let mut order = events.clone();
             order.shuffle(&mut rng);
             let mut q = EventQueue::with_capacity(4);
+            if round % 2 == 1 {
+                q.open_all_lanes();
+            }
             for (t, e) in &order {
                 q.schedule(Time(*t), *e);
             }
@@ -373,6 +415,42 @@ mod tests {
                 Some(w) => assert_eq!(&got, w),
             }
         }
+    }
+
+    /// Two interleaved sequences of completions a different delay apart:
+    /// with lanes 2 and 3 closed the later-scheduled, earlier ones go to
+    /// the heap; open, they take lane 2 and the heap stays empty. The pops
+    /// are the same.
+    #[test]
+    fn open_lanes_take_a_second_sequence_of_delays() {
+        let mut popped = Vec::new();
+        for open in [false, true] {
+            let mut q = EventQueue::with_capacity(4);
+            if open {
+                q.open_all_lanes();
+            }
+            let mut got = Vec::new();
+            for i in 0..100u32 {
+                let now = u64::from(i) * 10;
+                for (delay, id) in [(84, 2 * i), (5, 2 * i + 1)] {
+                    let ev = Laned {
+                        class: 0,
+                        lanes: &[0, 2, 3],
+                        id,
+                    };
+                    q.schedule(Time(now + delay), ev);
+                }
+                while q.peek_time().is_some_and(|t| t.0 <= now) {
+                    got.push(q.pop().unwrap().1.id);
+                }
+            }
+            assert_eq!(q.heap.is_empty(), open, "open {open}");
+            assert_eq!(q.lanes[2].is_empty(), !open, "open {open}");
+            got.extend(std::iter::from_fn(|| q.pop().map(|(_, e)| e.id)));
+            assert_eq!(got.len(), 200);
+            popped.push(got);
+        }
+        assert_eq!(popped[0], popped[1]);
     }
 
     #[test]

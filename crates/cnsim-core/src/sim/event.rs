@@ -211,11 +211,13 @@ impl EventKey for Event {
     /// link delay after a departure: each in time order when frame sizes
     /// and link delays are alike, so each has a FIFO lane.
     #[inline]
-    fn lane(&self) -> Option<usize> {
+    fn lanes(&self) -> &'static [usize] {
+        // Completions first try their own lane, then the two that open for
+        // transmissions of several durations.
         match self {
-            Event::TxDone { .. } => Some(0),
-            Event::Arrive { .. } => Some(1),
-            _ => None,
+            Event::TxDone { .. } => &[0, 2, 3],
+            Event::Arrive { .. } => &[1],
+            _ => &[],
         }
     }
 }

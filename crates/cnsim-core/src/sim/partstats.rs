@@ -48,6 +48,10 @@ impl RecordingQueue {
         }
     }
 
+    pub(super) fn open_all_lanes(&mut self) {
+        self.inner.open_all_lanes();
+    }
+
     #[inline]
     pub(super) fn schedule(&mut self, time: Time, event: Event) {
         if self.recording {

@@ -408,6 +408,16 @@ impl Simulator {
         for row in 0..rl_rows {
             sim.note_active(row as u32);
         }
+        // Transmissions of several durations (links of several rates, ACKs
+        // beside data): the completions of each form their own increasing
+        // sequence, which the event queue's extra lanes take.
+        let rates: std::collections::BTreeSet<_> = sim.ports.iter().map(|p| p.rate).collect();
+        if rates.len() > 1
+            || !sc.workloads.is_empty()
+            || flow_specs.iter().any(|f| f.transport != Transport::Udp)
+        {
+            sim.events.open_all_lanes();
+        }
         // A host whose only flow is a UDP source's: that source is the only
         // one who may wait for room there (`Simulator::park_source`).
         if sc.workloads.is_empty() {
