@@ -58,18 +58,20 @@ impl Simulator {
         if hold {
             return;
         }
-        if let Some(f) = p.expedited.front() {
+        let class_paused = if let Some(f) = p.expedited.front() {
             p.tx = TxState::Expedited;
             let done = now + p.tx_time(now, f.size as u64);
             self.events.schedule(done, Event::TxDone { port });
+            false
         } else if let Some((class, size)) = p.next_class() {
             p.tx = TxState::Data(class);
             let done = now + p.tx_time(now, size as u64);
             self.events.schedule(done, Event::TxDone { port });
+            p.class_paused(class)
         } else {
             return;
-        }
-        self.check_not_paused(port);
+        };
+        self.check_not_paused(port, class_paused);
     }
 
     pub(super) fn tx_done(&mut self, port: u32) {
