@@ -7,6 +7,15 @@ frame-hops (frame transmissions, PAUSE and notification frames included),
 their rates, the slow-down against simulated time and the peak memory of
 the process during the run. With ``peers`` the side-by-side comparison
 against ns-3 (``bench/peers/ns3/compare.py``) runs afterwards.
+
+A machine's speed drifts by several percent within seconds, so one run of
+each benchmark can tell two builds or two models apart only by chance.
+``rounds`` repeats the set, each round in the opposite order of the one
+before (ABBA), and reports each benchmark's median. The manifest's
+``[[ratio]]`` entries compare two benchmarks per frame-hop (a model's cost
+against its baseline's); a ratio is taken within each round, where both
+ran side by side, and its median over the rounds is reported against the
+entry's ``at_most``.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from __future__ import annotations
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -48,6 +58,17 @@ class Benchmark:
         return seeds, {**self.overrides, **self.quick_overrides}
 
 
+@dataclass(frozen=True)
+class Ratio:
+    """The cost per frame-hop of benchmark `of` against benchmark `to`."""
+
+    name: str
+    about: str
+    of: str
+    to: str
+    at_most: float | None = None
+
+
 def bench_dir() -> Path:
     """The benchmark set: $CNSIM_BENCH, else the package's (the repository's ``bench/``)."""
     return shipped_dir("bench", "CNSIM_BENCH")
@@ -55,10 +76,10 @@ def bench_dir() -> Path:
 
 _FIELDS = {"name", "about", "scenario", "seeds", "set", "quick"}
 _QUICK_FIELDS = {"seeds", "set"}
+_RATIO_FIELDS = {"name", "about", "of", "to", "at_most"}
 
 
-def load_benchmarks(path: Path | None = None) -> list[Benchmark]:
-    """Read the benchmark manifest; errors name the file and the entry."""
+def _read_manifest(path: Path | None) -> tuple[Path, dict[str, Any]]:
     path = path or bench_dir() / "benchmarks.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -66,6 +87,51 @@ def load_benchmarks(path: Path | None = None) -> list[Benchmark]:
         raise BenchError(f"{path}: benchmark manifest not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise BenchError(f"{path}: {exc}") from None
+    unknown = set(data) - {"benchmark", "ratio"}
+    if unknown:
+        raise BenchError(f"{path}: unknown table '{sorted(unknown)[0]}'; expected [[benchmark]] and [[ratio]]")
+    return path, data
+
+
+def load_manifest(path: Path | None = None) -> tuple[list[Benchmark], list[Ratio]]:
+    """Read the benchmark manifest: its benchmarks and ratios. Errors name
+    the file, the entry and the field."""
+    path, data = _read_manifest(path)
+    benchmarks = _benchmarks(path, data)
+    return benchmarks, _ratios(path, data, {b.name for b in benchmarks})
+
+
+def load_benchmarks(path: Path | None = None) -> list[Benchmark]:
+    """The manifest's benchmarks."""
+    return load_manifest(path)[0]
+
+
+def _ratios(path: Path, data: dict[str, Any], names: set[str]) -> list[Ratio]:
+    entries = data.get("ratio", [])
+    if not isinstance(entries, list):
+        raise BenchError(f"{path}: ratio: expected [[ratio]] entries, found {entries!r}")
+    out = []
+    for i, e in enumerate(entries):
+        where = f"{path}: ratio[{i}]"
+        unknown = set(e) - _RATIO_FIELDS
+        if unknown:
+            raise BenchError(f"{where}: unknown field '{sorted(unknown)[0]}'; expected one of {sorted(_RATIO_FIELDS)}")
+        for key in ("name", "of", "to"):
+            if not isinstance(e.get(key), str):
+                raise BenchError(f"{where}.{key}: expected a string, found {e.get(key)!r}")
+        for key in ("of", "to"):
+            if e[key] not in names:
+                raise BenchError(f"{where}.{key}: expected the name of a benchmark, found {e[key]!r}")
+        at_most = e.get("at_most")
+        if at_most is not None and (isinstance(at_most, bool) or not isinstance(at_most, (int, float))
+                                    or not at_most > 0):
+            raise BenchError(f"{where}.at_most: expected a number > 0, found {at_most!r}")
+        out.append(Ratio(name=e["name"], about=e.get("about", ""), of=e["of"], to=e["to"],
+                         at_most=float(at_most) if at_most is not None else None))
+    return out
+
+
+def _benchmarks(path: Path, data: dict[str, Any]) -> list[Benchmark]:
     entries = data.get("benchmark")
     if not isinstance(entries, list) or not entries:
         raise BenchError(f"{path}: expected [[benchmark]] entries, found none")
@@ -146,6 +212,66 @@ def run_benchmark(b: Benchmark, quick: bool = False, threads: int = 1) -> dict[s
         "slowdown": wall / totals["simulated_s"] if totals["simulated_s"] > 0 else None,
         "process_wall_s": time.perf_counter() - started,
     }
+
+
+def run_rounds(chosen: list[Benchmark], rounds: int, quick: bool = False, threads: int = 1,
+               progress: Any = None) -> list[list[dict[str, Any]]]:
+    """Every benchmark `rounds` times, round by round, each round in the
+    opposite order of the one before: per benchmark its rounds' rows.
+    `progress(benchmark, round)` is called before each run."""
+    each: dict[str, list[dict[str, Any]]] = {b.name: [] for b in chosen}
+    for r in range(rounds):
+        for b in (chosen if r % 2 == 0 else chosen[::-1]):
+            if progress is not None:
+                progress(b, r)
+            each[b.name].append(run_benchmark(b, quick=quick, threads=threads))
+    return [each[b.name] for b in chosen]
+
+
+def median_row(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """One benchmark's row over its rounds: the median wall time, the rates
+    from it, the peaks' largest, and each round's wall time. A round that
+    did other work than the first (events, frame-hops) is an error: the
+    runs are deterministic."""
+    first = rounds[0]
+    for r in rounds[1:]:
+        if (r["events"], r["frame_hops"]) != (first["events"], first["frame_hops"]):
+            raise BenchError(f"{first['name']}: rounds differ in events or frame-hops "
+                             f"({first['events']:,} and {r['events']:,} events)")
+    walls = [r["wall_s"] for r in rounds]
+    wall = statistics.median(walls)
+    return {
+        **first,
+        "rounds": len(rounds),
+        "wall_s": wall,
+        "wall_s_each": walls,
+        "events_per_s": first["events"] / wall if wall > 0 else None,
+        "frame_hops_per_s": first["frame_hops"] / wall if wall > 0 else None,
+        "slowdown": wall / first["simulated_s"] if first["simulated_s"] > 0 else None,
+        "peak_memory_bytes": max(r["peak_memory_bytes"] for r in rounds),
+        "rss_growth_bytes": max(r["rss_growth_bytes"] for r in rounds),
+        "process_wall_s": sum(r["process_wall_s"] for r in rounds),
+    }
+
+
+def per_hop(row: dict[str, Any]) -> float:
+    """Wall time per frame-hop of one run."""
+    return row["wall_s"] / row["frame_hops"]
+
+
+def ratio_rows(ratios: list[Ratio], each: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The ratios whose two benchmarks ran: per round the cost per
+    frame-hop of `of` over that of `to`, and their median."""
+    out = []
+    for q in ratios:
+        if q.of not in each or q.to not in each:
+            continue
+        values = [per_hop(a) / per_hop(b) for a, b in zip(each[q.of], each[q.to], strict=True)]
+        median = statistics.median(values)
+        out.append({"name": q.name, "about": q.about, "of": q.of, "to": q.to, "median": median,
+                    "each": values, "at_most": q.at_most,
+                    "within": None if q.at_most is None else median <= q.at_most})
+    return out
 
 
 def machine() -> dict[str, Any]:

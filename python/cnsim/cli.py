@@ -8,7 +8,7 @@
                 [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce STUDY [--quick] [--sensitivity] [--out DIR] [--jobs K] [--dask ADDRESS] [--quiet]
     cnsim reproduce --list
-    cnsim bench [NAME ...] [--quick] [--json OUT] [--peers [--peer-seeds N]]
+    cnsim bench [NAME ...] [--quick] [--rounds N] [--json OUT] [--peers [--peer-seeds N]]
     cnsim scenarios
     cnsim scenarios copy STUDY DEST
     cnsim init KIND [PATH]
@@ -513,17 +513,20 @@ def reproduce(
               help="Seeds of the ns-3 comparison.")
 @click.option("--threads", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Split each run over N threads (docs/parallel.md).")
+@click.option("--rounds", type=click.IntRange(1), default=1, show_default=True,
+              help="Run the set N times, every other round in reverse order; report medians.")
 def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: bool, peer_seeds: int,
-          threads: int) -> int:
+          threads: int, rounds: int) -> int:
     """Run the benchmark set (bench/benchmarks.toml), or the benchmarks whose name starts with one of NAMES."""
     from rich.console import Console
     from rich.markup import escape
 
     from . import bench as benchmarks
-    from .console import bench_table, notes_of
+    from .console import bench_table, notes_of, ratio_table
 
     try:
-        chosen = benchmarks.select(benchmarks.load_benchmarks(), names)
+        manifest, ratios = benchmarks.load_manifest()
+        chosen = benchmarks.select(manifest, names)
         if peers:
             benchmarks.peers_command(peer_seeds, json_out)  # checked before the benchmarks run
     except benchmarks.BenchError as exc:
@@ -534,12 +537,21 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
     info = benchmarks.machine()
     console.print(f"[bold]cnsim bench[/]{' --quick' if quick else ''}: {info['nproc']} cores, {info['cpu']}, "
                   f"{info['build']}, engine {info['engine_id']}, "
-                  f"{'one thread' if threads == 1 else f'{threads} threads'}, checks on")
-    rows = []
-    for b in chosen:
-        with console.status(f"{b.name}: {b.about}"):
-            rows.append(benchmarks.run_benchmark(b, quick=quick, threads=threads))
+                  f"{'one thread' if threads == 1 else f'{threads} threads'}, checks on"
+                  f"{f', {rounds} rounds (medians)' if rounds > 1 else ''}")
+    with console.status("") as status:
+        def progress(b: benchmarks.Benchmark, r: int) -> None:
+            status.update(f"{b.name}: {b.about}" + (f" (round {r + 1} of {rounds})" if rounds > 1 else ""))
+
+        each = benchmarks.run_rounds(chosen, rounds, quick=quick, threads=threads, progress=progress)
+    try:
+        rows = [benchmarks.median_row(r) for r in each]
+    except benchmarks.BenchError as exc:
+        raise CliError(str(exc)) from None
+    ratio_rows = benchmarks.ratio_rows(ratios, {b.name: r for b, r in zip(chosen, each, strict=True)})
     console.print(bench_table(rows))
+    if ratio_rows:
+        console.print(ratio_table(ratio_rows))
     for r in rows:
         run = {"threads_requested": r["threads"], "threads_used": r["threads_used"], "threads_note": r["threads_note"]}
         for line in notes_of(run):
@@ -547,8 +559,8 @@ def bench(names: tuple[str, ...], quick: bool, json_out: Path | None, peers: boo
     peer_json = json_out.with_name(json_out.stem + "-ns3.json") if (json_out and peers) else None
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"machine": info, "quick": quick, "threads": threads, "benchmarks": rows,
-               "peers": str(peer_json) if peer_json else None}
+        doc = {"machine": info, "quick": quick, "threads": threads, "rounds": rounds, "benchmarks": rows,
+               "ratios": ratio_rows, "peers": str(peer_json) if peer_json else None}
         json_out.write_text(json.dumps(doc, indent=1))
     if peers:
         console.print("\n[bold]ns-3 side by side[/] (bench/peers/ns3/compare.py)")

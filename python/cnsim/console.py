@@ -260,6 +260,20 @@ def bench_table(rows: Sequence[dict[str, Any]]) -> Table:
     return t
 
 
+def ratio_table(rows: Sequence[dict[str, Any]]) -> Table:
+    """`cnsim bench`: each ratio of two benchmarks per frame-hop, the median
+    of its rounds, their range and the target."""
+    t = Table(show_edge=False, header_style="bold")
+    t.add_column("per frame-hop", no_wrap=True)
+    for name in ("median", "rounds", "range", "at most"):
+        t.add_column(name, justify="right", no_wrap=True)
+    for r in rows:
+        target = "" if r["at_most"] is None else f"{r['at_most']:.3g}× " + ("✓" if r["within"] else "✗")
+        t.add_row(f"{r['of']} / {r['to']}", f"{r['median']:.3f}×", str(len(r["each"])),
+                  f"{min(r['each']):.3f}–{max(r['each']):.3f}", target)
+    return t
+
+
 def _int(value: Any) -> str:
     if value is None:
         return "?"
