@@ -46,6 +46,8 @@ pub trait EventKey {
     /// The FIFO lanes worth trying for this event, in order (none by
     /// default): lanes whose events are usually scheduled in time order.
     /// The event goes to the first whose last key is not above its own.
+    /// The first lane must be 0 or 1: while lanes 2 and 3 are closed, the
+    /// first is the only one tried.
     fn lanes(&self) -> &'static [usize] {
         &[]
     }
@@ -139,8 +141,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
         EventQueue {
             heap: QuaternaryHeap::with_capacity(cap),
             lanes: std::array::from_fn(|_| VecDeque::with_capacity(cap)),
-            // A closed lane's last key is above every event's.
-            last: [0, 0, u128::MAX, u128::MAX],
+            last: [0; LANES],
             head: [u128::MAX; LANES],
             all_open: false,
             next_seq: 0,
@@ -164,8 +165,10 @@ impl<E: EventKey + Copy> EventQueue<E> {
             event,
         };
         let key = entry.key();
-        // With lanes 2 and 3 closed, an event's first lane is its only one.
+        // With lanes 2 and 3 closed, an event's first lane is its only one
+        // (events name lanes 2 and 3 only after their first).
         let lanes = event.lanes();
+        debug_assert!(lanes.first().is_none_or(|&l| l < 2), "an event's first lane is always open");
         let tried = if self.all_open {
             lanes.len()
         } else {
@@ -245,7 +248,6 @@ impl<E: EventKey + Copy> EventQueue<E> {
     pub fn open_all_lanes(&mut self) {
         assert!(self.is_empty(), "lanes open before the first event");
         self.all_open = true;
-        self.last = [0; LANES];
     }
 
     #[inline]
