@@ -149,3 +149,10 @@ def test_cnsim_bench_rounds_report_each_ratio_of_the_benchmarks_run(tmp_path, ca
     assert ratio["each"] == pytest.approx(each)
     assert ratio["within"] == (ratio["median"] <= 1.2)
     assert "DCTCP n=10 / NewReno n=10" in capsys.readouterr().out
+
+
+def test_a_manifest_entry_that_is_not_a_table_is_refused(tmp_path):
+    path = tmp_path / "benchmarks.toml"
+    path.write_text('ratio = [1]\n[[benchmark]]\nname = "x"\nscenario = "x.toml"\n')
+    with pytest.raises(bench.BenchError, match=r"ratio\[0\]: expected a table, found 1"):
+        bench.load_manifest(path)

@@ -106,19 +106,31 @@ def load_benchmarks(path: Path | None = None) -> list[Benchmark]:
     return load_manifest(path)[0]
 
 
-def _ratios(path: Path, data: dict[str, Any], names: set[str]) -> list[Ratio]:
-    entries = data.get("ratio", [])
+def _entries(path: Path, data: dict[str, Any], table: str, fields: set[str],
+             strings: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+    """The manifest's `[[table]]` entries, each with where it is, checked
+    for unknown fields and for the `strings` it must have."""
+    entries = data.get(table, [])
     if not isinstance(entries, list):
-        raise BenchError(f"{path}: ratio: expected [[ratio]] entries, found {entries!r}")
+        raise BenchError(f"{path}: {table}: expected [[{table}]] entries, found {entries!r}")
     out = []
     for i, e in enumerate(entries):
-        where = f"{path}: ratio[{i}]"
-        unknown = set(e) - _RATIO_FIELDS
+        where = f"{path}: {table}[{i}]"
+        if not isinstance(e, dict):
+            raise BenchError(f"{where}: expected a table, found {e!r}")
+        unknown = set(e) - fields
         if unknown:
-            raise BenchError(f"{where}: unknown field '{sorted(unknown)[0]}'; expected one of {sorted(_RATIO_FIELDS)}")
-        for key in ("name", "of", "to"):
+            raise BenchError(f"{where}: unknown field '{sorted(unknown)[0]}'; expected one of {sorted(fields)}")
+        for key in strings:
             if not isinstance(e.get(key), str):
                 raise BenchError(f"{where}.{key}: expected a string, found {e.get(key)!r}")
+        out.append((where, e))
+    return out
+
+
+def _ratios(path: Path, data: dict[str, Any], names: set[str]) -> list[Ratio]:
+    out = []
+    for where, e in _entries(path, data, "ratio", _RATIO_FIELDS, ("name", "of", "to")):
         for key in ("of", "to"):
             if e[key] not in names:
                 raise BenchError(f"{where}.{key}: expected the name of a benchmark, found {e[key]!r}")
@@ -132,18 +144,10 @@ def _ratios(path: Path, data: dict[str, Any], names: set[str]) -> list[Ratio]:
 
 
 def _benchmarks(path: Path, data: dict[str, Any]) -> list[Benchmark]:
-    entries = data.get("benchmark")
-    if not isinstance(entries, list) or not entries:
+    if not data.get("benchmark"):
         raise BenchError(f"{path}: expected [[benchmark]] entries, found none")
     out = []
-    for i, e in enumerate(entries):
-        where = f"{path}: benchmark[{i}]"
-        unknown = set(e) - _FIELDS
-        if unknown:
-            raise BenchError(f"{where}: unknown field '{sorted(unknown)[0]}'; expected one of {sorted(_FIELDS)}")
-        for key in ("name", "scenario"):
-            if not isinstance(e.get(key), str):
-                raise BenchError(f"{where}.{key}: expected a string, found {e.get(key)!r}")
+    for where, e in _entries(path, data, "benchmark", _FIELDS, ("name", "scenario")):
         quick = e.get("quick", {})
         if not isinstance(quick, dict) or set(quick) - _QUICK_FIELDS:
             raise BenchError(f"{where}.quick: expected a table with 'seeds' and/or 'set', found {quick!r}")
