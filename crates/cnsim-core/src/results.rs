@@ -148,6 +148,8 @@ impl FlowCounters {
 pub struct QueueCounters {
     pub drops_frames: u64,
     pub drops_bytes: u64,
+    /// Filled in at the end of a run from the occupancy series (its
+    /// largest bin maximum), as `tx_bytes` from the bytes-sent series.
     pub max_occupancy: u64,
     pub tx_bytes: u64,
     pub pause_frames_sent: u64,

@@ -410,8 +410,6 @@ impl Simulator {
             h.stopped = true;
         }
         let occ = p.occupancy;
-        let q = &mut self.queues[port as usize];
-        q.max_occupancy = q.max_occupancy.max(occ);
         self.occupancy_changed(port as usize, occ);
         self.try_start(port);
     }

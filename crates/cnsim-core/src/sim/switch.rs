@@ -181,8 +181,6 @@ impl Simulator {
             self.ingress_changed(node, port, frame.class(), size as i64);
         }
         self.check_admitted(node, port, out);
-        let q = &mut self.queues[out as usize];
-        q.max_occupancy = q.max_occupancy.max(occ);
         self.occupancy_changed(out as usize, occ);
         self.pause_check(node, out, port);
         if self.ecn_at_enqueue {

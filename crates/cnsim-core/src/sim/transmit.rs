@@ -93,7 +93,6 @@ impl Simulator {
                     && p.marks_at_dequeue(class)
                     && self.may_mark_leaving(p, class);
                 self.queue_tx.add(pi, now, frame.size as u64);
-                self.queues[pi].tx_bytes += frame.size as u64;
                 self.occupancy_changed(pi, occ);
                 if marks {
                     self.ecn_mark(port, class, MarkAt::Dequeue, Some(&mut frame));
@@ -120,7 +119,6 @@ impl Simulator {
                 let p = &mut self.ports[pi];
                 let frame = p.expedited.pop_front().expect("a frame is on the wire");
                 self.queue_tx.add(pi, now, frame.size as u64);
-                self.queues[pi].tx_bytes += frame.size as u64;
                 self.send_on_link(port, frame);
             }
             TxState::Idle => unreachable!("TxDone on an idle port"),
