@@ -168,7 +168,10 @@ impl<E: EventKey + Copy> EventQueue<E> {
         // With lanes 2 and 3 closed, an event's first lane is its only one
         // (events name lanes 2 and 3 only after their first).
         let lanes = event.lanes();
-        debug_assert!(lanes.first().is_none_or(|&l| l < 2), "an event's first lane is always open");
+        debug_assert!(
+            lanes.first().is_none_or(|&l| l < 2),
+            "an event's first lane is always open"
+        );
         let tried = if self.all_open {
             lanes.len()
         } else {

@@ -130,6 +130,11 @@ impl BinnedLevel {
         self.rows.len()
     }
 
+    /// The maxima of `row`, one per bin (complete after `finish`).
+    pub fn max_row(&self, row: usize) -> &[u64] {
+        &self.max[row * self.n_bins..(row + 1) * self.n_bins]
+    }
+
     /// Take `row` as another partition kept it (a split run).
     pub fn take_row(&mut self, o: &BinnedLevel, row: usize) {
         let bins = row * self.n_bins..(row + 1) * self.n_bins;
@@ -239,6 +244,17 @@ mod tests {
         let mean = l.finish(Time(200));
         assert_eq!(mean, vec![20.0, 15.0]);
         assert_eq!(l.max, vec![30, 30]);
+    }
+
+    #[test]
+    fn a_rows_maxima_are_its_own_bins() {
+        let mut l = BinnedLevel::new(2, 2, Time(100));
+        l.set(0, Time(10), 5);
+        l.set(1, Time(20), 40);
+        l.set(1, Time(120), 7);
+        l.finish(Time(200));
+        assert_eq!(l.max_row(0), &[5, 5]);
+        assert_eq!(l.max_row(1), &[40, 40]);
     }
 
     /// Random changes on several rows, within bins, across several bins,

@@ -67,18 +67,13 @@ impl Simulator {
         let occ_mean = self.queue_occ.finish(end);
         // A queue's bytes sent and largest occupancy are its series' sum
         // and maximum: a frame's hop updates the series alone.
-        let n_bins = self.queue_tx.n_bins;
         for (i, p) in self.ports.iter().enumerate() {
             let q = &mut self.queues[i];
             q.pause_frames_sent = p.pause.sender.frames_sent;
             q.xoff_sent = p.pause.sender.xoff_sent;
             q.paused_time = p.pause.receiver.paused_time(end);
             q.tx_bytes = self.queue_tx.row(i).iter().sum();
-            q.max_occupancy = self.queue_occ.max[i * n_bins..(i + 1) * n_bins]
-                .iter()
-                .copied()
-                .max()
-                .unwrap_or(0);
+            q.max_occupancy = self.queue_occ.max_row(i).iter().copied().max().unwrap_or(0);
         }
         // A workload's row sums its flows' bytes, but a level (a rate, a
         // window) of many flows in one row means nothing: those are NaN.
