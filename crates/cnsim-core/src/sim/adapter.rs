@@ -16,9 +16,13 @@ pub(super) struct HostState {
     pub(super) low: u64,
     /// Sources stop until occupancy is at or below `low`.
     pub(super) stopped: bool,
-    /// Sources and TCP senders waiting for egress or rate-limiter space, in
-    /// the order they blocked.
+    /// Sources and connections waiting for room, in turn: sources for
+    /// egress or rate-limiter space, connections for egress space (one
+    /// waiting for its own limiter's queue waits there, `ConnWait`).
     pub(super) waiting: VecDeque<Waiter>,
+    /// Connections that sent in their turn and have more, during a round
+    /// of `retry_waiting` (kept to reuse its memory).
+    pub(super) turned: Vec<u32>,
     /// Rate limiters (by flow) waiting for egress space.
     pub(super) stalled: VecDeque<u32>,
     /// Delay before a received notification takes effect.
@@ -57,7 +61,7 @@ pub(super) enum LimiterQueue {
 }
 
 /// Why a host's adapter has no room for a frame.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Full {
     /// The queue of the flow's installed rate limiter is full.
     Limiter,
@@ -71,6 +75,30 @@ pub(super) enum Waiter {
     Source(u32),
     /// A flow's connection (TCP or RoCE), by flow.
     Conn(u32),
+}
+
+/// Where a connection waits for room in its host's adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ConnWait {
+    No,
+    /// In its host's line (`HostState::waiting`), for its turn.
+    Line,
+    /// For room in its own rate limiter's queue: the limiter's next
+    /// release wakes it.
+    Limiter,
+}
+
+/// What a connection's segments met (`conn_push`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Sent {
+    /// Nothing to send: no data, or the window is closed.
+    Idle,
+    /// It sent, and has nothing more to send now.
+    Done,
+    /// It sent as many as it was allowed and has another ready.
+    More,
+    /// Its next segment found no room (after sending some, perhaps).
+    Full(Full),
 }
 
 impl Simulator {
@@ -211,6 +239,10 @@ impl Simulator {
         }
         self.rl_schedule(flow);
         self.maybe_release(flow);
+        if self.conn_wait.get(f) == Some(&ConnWait::Limiter) {
+            self.conn_wait[f] = ConnWait::No;
+            self.conn_send(flow);
+        }
         self.wake_sources(node);
     }
 
@@ -556,18 +588,48 @@ impl Simulator {
         }
     }
 
-    /// `wake_sources` when someone waits.
+    /// `wake_sources` when someone waits. Room is served in turn, as a
+    /// NIC's transmit scheduler serves its queue pairs round-robin: each
+    /// waiter in the line's order gets one try; a connection sends one
+    /// segment and, if it has another, waits again behind the others. A
+    /// connection whose segment finds no room in the egress buffer ends
+    /// the round and keeps its turn (those behind it would wait for the
+    /// same room). Rounds repeat while connections send and the egress
+    /// buffer has room.
     pub(super) fn retry_waiting(&mut self, node: usize) {
         let Role::Host(h) = &mut self.roles[node] else {
             return;
         };
         h.waits_for_limiter = false;
-        for _ in 0..h.waiting.len() {
+        let mut turned = std::mem::take(&mut h.turned);
+        loop {
+            let (ended, sent) = self.retry_round(node, &mut turned);
+            let room = sent && !ended && self.egress_has_room(node, 1);
             let Role::Host(h) = &mut self.roles[node] else {
                 return;
             };
+            h.waiting.extend(turned.drain(..).map(Waiter::Conn));
+            if !room || h.waiting.is_empty() {
+                h.turned = turned;
+                return;
+            }
+        }
+    }
+
+    /// One round of `retry_waiting` over the line as it stands: whether a
+    /// connection ended it, and whether a connection sent.
+    fn retry_round(&mut self, node: usize, turned: &mut Vec<u32>) -> (bool, bool) {
+        let Role::Host(h) = &self.roles[node] else {
+            return (true, false);
+        };
+        let n = h.waiting.len();
+        let mut sent = false;
+        for i in 0..n {
+            let Role::Host(h) = &mut self.roles[node] else {
+                return (true, sent);
+            };
             match h.waiting.pop_front() {
-                None => return,
+                None => break,
                 Some(Waiter::Source(s)) => {
                     if let Some(t) = self.sources[s as usize].parked {
                         if t >= self.now {
@@ -589,11 +651,31 @@ impl Simulator {
                         self.schedule_next_unit(s);
                     }
                 }
-                Some(Waiter::Conn(flow)) => {
-                    self.conn_blocked[flow as usize] = false;
-                    self.conn_send(flow);
-                }
+                Some(Waiter::Conn(flow)) => match self.conn_turn(flow) {
+                    Sent::Idle => {}
+                    Sent::Done => sent = true,
+                    Sent::More => {
+                        sent = true;
+                        self.conn_wait[flow as usize] = ConnWait::Line;
+                        turned.push(flow);
+                    }
+                    Sent::Full(Full::Limiter) => self.conn_wait_for(flow, Full::Limiter),
+                    Sent::Full(Full::Egress) => {
+                        // Back in its place: behind the waiters that went
+                        // round (they were ahead of it), before the rest.
+                        self.conn_wait[flow as usize] = ConnWait::Line;
+                        if let Role::Host(h) = &mut self.roles[node] {
+                            let went_round = h.waiting.len() - (n - 1 - i);
+                            if went_round > 0 {
+                                h.waiting.rotate_right(went_round);
+                            }
+                            h.waiting.insert(went_round, Waiter::Conn(flow));
+                        }
+                        return (true, sent);
+                    }
+                },
             }
         }
+        (false, sent)
     }
 }

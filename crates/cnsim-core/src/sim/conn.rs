@@ -6,6 +6,7 @@
 //! receiver's egress buffer without a room check (they are small and must
 //! not deadlock the sender they release).
 
+use super::adapter::{ConnWait, Full, Sent};
 use super::{Event, Role, Simulator, Waiter};
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::ecn::Ecn;
@@ -76,7 +77,7 @@ impl Simulator {
         self.conn_dst_node = flows.iter().map(|f| f.dst as u32).collect();
         self.conn_rto_at = vec![None; n];
         self.conn_ack_at = vec![None; n];
-        self.conn_blocked = vec![false; n];
+        self.conn_wait = vec![ConnWait::No; n];
         self.tcp_cwnd = BinnedLevel::new(n_rows, n_bins, sc.bin);
         self.conn_retx = BinnedSum::new(n_rows, n_bins, sc.bin);
         self.conn_timeouts = BinnedSum::new(n_rows, n_bins, sc.bin);
@@ -126,30 +127,71 @@ impl Simulator {
     }
 
     /// Send what the window allows while the adapter has room, then make
-    /// sure the retransmission timer has an event.
+    /// sure the retransmission timer has an event. A sender that waits for
+    /// room sends when its wait ends (`retry_waiting`, or its limiter's
+    /// release), not before.
     pub(super) fn conn_send(&mut self, flow: u32) {
+        if !self.conn_writer.is_empty() {
+            self.catch_up_writer(flow, self.now);
+        }
+        if self.conn_wait[flow as usize] == ConnWait::No {
+            if let Sent::Full(full) = self.conn_push(flow, u32::MAX) {
+                self.conn_wait_for(flow, full);
+            }
+        }
+        self.conn_sent(flow);
+    }
+
+    /// `flow`'s turn in its host's line (`retry_waiting`): one segment.
+    /// The caller places it again if it has to wait.
+    pub(super) fn conn_turn(&mut self, flow: u32) -> Sent {
+        self.conn_wait[flow as usize] = ConnWait::No;
+        if !self.conn_writer.is_empty() {
+            self.catch_up_writer(flow, self.now);
+        }
+        let sent = self.conn_push(flow, 1);
+        // Sending nothing changed nothing `conn_sent` looks at.
+        if matches!(sent, Sent::Done | Sent::More) {
+            self.conn_sent(flow);
+        }
+        sent
+    }
+
+    /// `flow` waits for room: in its own limiter's queue, which its
+    /// releases free (`rl_release` wakes it), or else in its host's line.
+    pub(super) fn conn_wait_for(&mut self, flow: u32, full: Full) {
+        let f = flow as usize;
+        if full == Full::Limiter && self.limiter_of(flow) == flow {
+            self.conn_wait[f] = ConnWait::Limiter;
+            return;
+        }
+        self.conn_wait[f] = ConnWait::Line;
+        let node = self.flow_src_node[f] as usize;
+        if let Role::Host(h) = &mut self.roles[node] {
+            h.waiting.push_back(Waiter::Conn(flow));
+        }
+    }
+
+    /// Hand at most `most` of `flow`'s segments to the adapter, while it
+    /// has room and the window allows.
+    fn conn_push(&mut self, flow: u32, most: u32) -> Sent {
         let now = self.now;
         let f = flow as usize;
-        if !self.conn_writer.is_empty() {
-            self.catch_up_writer(flow, now);
-        }
         let p = self.conn_params(f);
         let node = self.flow_src_node[f] as usize;
         let Role::Host(h) = &self.roles[node] else {
             unreachable!("flows start at hosts")
         };
         let port = h.port;
-        while !self.conn_blocked[f] {
+        let mut sent = Sent::Idle;
+        for _ in 0..most {
             let Some(len) = self.conn_tx[f].peek(&p) else {
-                break;
+                return sent;
             };
             let size = len + p.header();
-            let Ok(place) = self.adapter_room(node, flow, size) else {
-                self.conn_blocked[f] = true;
-                if let Role::Host(h) = &mut self.roles[node] {
-                    h.waiting.push_back(Waiter::Conn(flow));
-                }
-                break;
+            let place = match self.adapter_room(node, flow, size) {
+                Ok(place) => place,
+                Err(full) => return Sent::Full(full),
             };
             let seg = self.conn_tx[f]
                 .next_segment(&p, now)
@@ -172,8 +214,23 @@ impl Simulator {
                 qfb: 0,
             };
             self.adapter_enqueue(node, frame, place);
+            sent = Sent::Done;
         }
-        self.try_start(port);
+        if self.conn_tx[f].peek(&p).is_some() {
+            Sent::More
+        } else {
+            sent
+        }
+    }
+
+    /// After `flow` sent (or tried): start an idle transmitter, arm the
+    /// retransmission timer, let a parked writer write again.
+    fn conn_sent(&mut self, flow: u32) {
+        let node = self.flow_src_node[flow as usize] as usize;
+        if let Role::Host(h) = &self.roles[node] {
+            let port = h.port;
+            self.try_start(port);
+        }
         self.conn_arm_rto(flow);
         if !self.conn_writer.is_empty() {
             self.wake_writer(flow);

@@ -56,7 +56,7 @@ mod tests;
 mod transmit;
 mod workload;
 
-use adapter::{HostState, Waiter};
+use adapter::{ConnWait, HostState, Waiter};
 use event::{fingerprint_step, Event};
 use switch::SwitchState;
 
@@ -281,8 +281,8 @@ pub struct Simulator {
     /// Time of the earliest pending `ConnRto` and `ConnAck` event.
     conn_rto_at: Vec<Option<Time>>,
     conn_ack_at: Vec<Option<Time>>,
-    /// The sender waits in its host's `waiting` line.
-    conn_blocked: Vec<bool>,
+    /// Per flow: where its sender waits for room, if it does.
+    conn_wait: Vec<ConnWait>,
     tcp_cwnd: BinnedLevel,
     conn_retx: BinnedSum,
     conn_timeouts: BinnedSum,

@@ -128,6 +128,63 @@ fn flows_start_when_given_and_finish_once_with_every_byte() {
     assert_eq!(row.iter().sum::<u64>(), 267_000);
 }
 
+/// H1, H2 and H3 on one switch (no latency), 100 Gb/s, 1 µs links; H1's
+/// NIC holds two 1,058-B frames; `flows` from H1 to H2 and H3.
+fn one_switch(flows: &str) -> String {
+    let top = r#"
+duration = "1ms"
+until = "flows_finished"
+[defaults.link]
+rate = "100Gbps"
+delay = "1us"
+[defaults.host]
+egress = "2116B""#;
+    let rest = format!(
+        r#"
+[roce]
+header = "58B"
+[[workloads]]
+name = "w"
+kind = "list"
+frame = "1058B"
+flows = [{flows}]"#
+    );
+    two_to_one(top, "", &rest)
+}
+
+#[test]
+fn flows_of_one_host_take_its_link_in_turn_a_frame_each() {
+    // Two flows of ten 1,058-B frames (84,640 ps each at 100 Gb/s) start
+    // together. The first fills the NIC (two frames) and sends its third
+    // when the first leaves; from then on each freed place goes to the
+    // other flow: A0 A1 A2 B0 A3 B1 ... A9 B7 B8 B9. A's last frame is the
+    // 17th on H1's link, B's the 20th; each then crosses two 1 µs links
+    // and the switch's 100 Gb/s port.
+    let frame = 84_640;
+    let sc = load_str(&one_switch(
+        r#"{ from = "H1", to = "H2", size = 10000, start = "1us" },
+           { from = "H1", to = "H3", size = 10000, start = "1us" }"#,
+    ));
+    let r = run(&sc, None);
+    let w = &r.workload_flows;
+    assert_eq!(fct_ps(&w[0]), 17 * frame + 2_000_000 + frame);
+    assert_eq!(fct_ps(&w[1]), 20 * frame + 2_000_000 + frame);
+    // A one-frame flow that starts at 1.1 µs, while A1 is on the wire and
+    // B waits ahead of A, joins the line behind them: the places freed at
+    // the ends of A1 and A2 go to B0 and A3, the next to it. Its frame is
+    // the sixth on the wire (A0 A1 A2 B0 A3 C0), not the 21st after both.
+    let sc = load_str(&one_switch(
+        r#"{ from = "H1", to = "H2", size = 10000, start = "1us" },
+           { from = "H1", to = "H3", size = 10000, start = "1us" },
+           { from = "H1", to = "H3", size = 1000, start = "1100ns" }"#,
+    ));
+    let r = run(&sc, None);
+    let c = &r.workload_flows[2];
+    let leaves = 1_000_000 + 6 * frame;
+    assert_eq!(c.record.finish.unwrap().0, leaves + 2_000_000 + frame);
+    assert_conservation(&r);
+}
+
 const INCAST: &str = r#"
 duration = "20ms"
 until = "flows_finished"
