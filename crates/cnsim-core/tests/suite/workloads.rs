@@ -33,6 +33,16 @@ delay = "1us"
 between = ["S2", "H2"]
 rate = "100Gbps"
 delay = "1us"
+{}"#,
+        list_workload(flows)
+    )
+}
+
+/// RoCE with 58-B headers and the workload `w` of `flows`, in 1,058-B
+/// frames (1,000 B of payload).
+fn list_workload(flows: &str) -> String {
+    format!(
+        r#"
 [roce]
 header = "58B"
 [[workloads]]
@@ -139,17 +149,7 @@ rate = "100Gbps"
 delay = "1us"
 [defaults.host]
 egress = "2116B""#;
-    let rest = format!(
-        r#"
-[roce]
-header = "58B"
-[[workloads]]
-name = "w"
-kind = "list"
-frame = "1058B"
-flows = [{flows}]"#
-    );
-    two_to_one(top, "", &rest)
+    two_to_one(top, "", &list_workload(flows))
 }
 
 #[test]
