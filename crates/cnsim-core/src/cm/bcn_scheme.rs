@@ -196,6 +196,10 @@ impl Bcn {
         self.e2cm.as_ref()
     }
 
+    pub(super) fn e2cm_mut(&mut self) -> Option<&mut E2cm> {
+        self.e2cm.as_mut()
+    }
+
     pub(super) fn at_destination(&mut self, frame: &Frame, now: Time) -> Option<(Message, bool)> {
         match (&mut self.e2cm, frame.kind) {
             (Some(e), FrameKind::Probe) => Some(e.reflect(frame, now)),

@@ -106,6 +106,14 @@ impl ProbePool {
     pub fn give_back(&mut self, i: u32) {
         self.free.push(i);
     }
+    /// Record `i` is `r`: a copy of one this pool's flow took elsewhere.
+    pub fn put(&mut self, i: u32, r: ProbeRecord) {
+        let i = i as usize;
+        if i >= self.records.len() {
+            self.records.resize(i + 1, ProbeRecord::default());
+        }
+        self.records[i] = r;
+    }
     /// Records in use (probes in flight).
     pub fn in_use(&self) -> usize {
         self.records.len() - self.free.len()
@@ -203,14 +211,17 @@ impl ProbeSource {
 }
 
 /// E2CM's probe loop in a running network: per flow its source half, its
-/// destination half (destination-based measurement only, else empty) and
-/// the stream deciding which released frames a probe follows; the records
-/// of the probes in flight.
+/// destination half (destination-based measurement only, else empty), the
+/// stream deciding which released frames a probe follows, and the records
+/// of its probes in flight. A flow's records are its own: the numbers its
+/// source gives them depend on its probes alone, so that a record can
+/// follow its probe into another partition of a split run
+/// (`probe_record`, `put_probe_record`) under the same number.
 pub struct E2cm {
     pub params: E2cmParams,
     src: Vec<ProbeSource>,
     sink: Vec<ProbeSink>,
-    probes: ProbePool,
+    probes: Vec<ProbePool>,
     rng: Vec<Stream>,
 }
 
@@ -225,7 +236,7 @@ impl E2cm {
                 Measure::Destination => vec![ProbeSink::default(); n],
                 Measure::Source => Vec::new(),
             },
-            probes: ProbePool::default(),
+            probes: (0..n).map(|_| ProbePool::default()).collect(),
             rng,
         }
     }
@@ -270,7 +281,7 @@ impl E2cm {
     /// The probe sent now behind the flow's frames.
     pub(super) fn probe(&mut self, flow: u32, now: Time) -> Message {
         let s = &mut self.src[flow as usize];
-        let record = self.probes.take(ProbeRecord {
+        let record = self.probes[flow as usize].take(ProbeRecord {
             flow,
             t_src: now,
             bytes: s.bytes_since,
@@ -319,7 +330,7 @@ impl E2cm {
     /// mode) and returns it to the source: the reply and whether it is
     /// expedited.
     pub(super) fn reflect(&mut self, probe: &Frame, now: Time) -> (Message, bool) {
-        let rec = self.probes.get_mut(probe.cpid);
+        let rec = self.probes[probe.flow as usize].get_mut(probe.cpid);
         rec.t_dst = now;
         if let Some(sink) = self.sink.get_mut(probe.flow as usize) {
             let (rate, excess) = sink.on_probe(now, rec.t_src);
@@ -338,8 +349,9 @@ impl E2cm {
 
     /// A reflected probe is back: the flow's own loop adjusts its limiter.
     pub(super) fn react(&mut self, reply: &Frame, rp: Rp) -> Reaction {
-        let record = *self.probes.get(reply.cpid);
-        self.probes.give_back(reply.cpid);
+        let pool = &mut self.probes[reply.flow as usize];
+        let record = *pool.get(reply.cpid);
+        pool.give_back(reply.cpid);
         let s = &mut self.src[reply.flow as usize];
         s.returned += 1;
         if !s.probing {
@@ -393,8 +405,22 @@ impl E2cm {
     /// A probe lost in the network frees its record.
     pub(super) fn dropped(&mut self, frame: &Frame) {
         if frame.kind == FrameKind::Probe {
-            self.probes.give_back(frame.cpid);
+            self.probes[frame.flow as usize].give_back(frame.cpid);
         }
+    }
+
+    /// The record of `frame`, a probe or a reflected probe.
+    pub(super) fn probe_record(&self, frame: &Frame) -> ProbeRecord {
+        *self.probes[frame.flow as usize].get(frame.cpid)
+    }
+
+    /// Record `index` of `flow`'s probes as another partition of a split
+    /// run kept it, where the probe or its reflection comes from. (A probe
+    /// dropped in a partition other than its source's leaves its record
+    /// taken at the source: the source's next probes take other numbers,
+    /// which no result depends on.)
+    pub(super) fn put_probe_record(&mut self, flow: u32, index: u32, record: ProbeRecord) {
+        self.probes[flow as usize].put(index, record);
     }
 
     /// Probes sent and reflected probes back, of `flow`.

@@ -21,6 +21,7 @@ pub mod qcn;
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::rate_limiter::RateLimiter;
 use crate::units::{Bytes, Time};
+use e2cm::ProbeRecord;
 
 /// The congestion-management scheme of a run, with all its state.
 // One per run, held in place: boxing the large variants would put an
@@ -345,6 +346,28 @@ impl Scheme {
         match self {
             Scheme::Dcqcn(s) => s.cnps[flow as usize],
             Scheme::None | Scheme::Bcn(_) | Scheme::Qcn(_) => 0,
+        }
+    }
+
+    /// The record an E2CM probe or reflected probe carries (kept beside
+    /// it, not in the frame): what goes with it into another partition of
+    /// a split run. `None` for every other frame.
+    pub fn probe_record(&self, frame: &Frame) -> Option<ProbeRecord> {
+        match (self, frame.kind) {
+            (Scheme::Bcn(b), FrameKind::Probe | FrameKind::ProbeReply) => {
+                b.e2cm().map(|e| e.probe_record(frame))
+            }
+            _ => None,
+        }
+    }
+
+    /// Record `index` of `flow`'s probes as another partition of a split
+    /// run kept it, where its probe or reflected probe comes from.
+    pub fn put_probe_record(&mut self, flow: u32, index: u32, record: ProbeRecord) {
+        if let Scheme::Bcn(b) = self {
+            b.e2cm_mut()
+                .expect("probes come from E2CM")
+                .put_probe_record(flow, index, record);
         }
     }
 

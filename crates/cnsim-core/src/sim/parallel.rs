@@ -62,6 +62,12 @@ impl Simulator {
                 self.events.schedule(at, Event::Arrive { port });
             }
             Message::Event { at, event } => self.events.schedule(at, event),
+            Message::Probe {
+                flow,
+                index,
+                record,
+                ..
+            } => self.scheme.put_probe_record(flow, index, *record),
         }
     }
 
@@ -208,10 +214,6 @@ impl Simulator {
     pub(super) fn split_refusal(&self) -> Option<&'static str> {
         if self.window.is_none_or(|w| w.0 == 0) {
             return Some("no link between two switches with a delay");
-        }
-        if self.scheme.probes() {
-            // The probe records are one pool for all hosts (docs/parallel.md).
-            return Some("E2CM's probes share one pool of records");
         }
         None
     }

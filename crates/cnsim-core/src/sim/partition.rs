@@ -248,13 +248,26 @@ pub(super) enum Message {
         at: crate::units::Time,
         event: super::event::Event,
     },
+    /// The record of an E2CM probe (or reflected probe) that crosses to
+    /// `port` in the same window, as the sending partition kept it. Boxed:
+    /// the record is larger than any other message, and few frames are
+    /// probes.
+    Probe {
+        port: u32,
+        flow: u32,
+        index: u32,
+        record: Box<crate::cm::e2cm::ProbeRecord>,
+    },
 }
+
+// Crossing frames are copied twice per window: keep messages small.
+const _: () = assert!(std::mem::size_of::<Message>() <= 48);
 
 impl Message {
     /// The receiving port: its node's partition takes the message.
     pub(super) fn port(&self) -> u32 {
         match self {
-            Message::Frame { port, .. } => *port,
+            Message::Frame { port, .. } | Message::Probe { port, .. } => *port,
             Message::Event {
                 event:
                     super::event::Event::PauseRx { port, .. } | super::event::Event::PfcRx { port, .. },

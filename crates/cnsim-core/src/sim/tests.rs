@@ -459,7 +459,7 @@ fn a_run_is_given_the_threads_it_can_use_and_told_why_not_more() {
         )
     );
     // A run that cannot be split says why, whatever the memory.
-    let why = "E2CM's probes share one pool of records";
+    let why = "no link between two switches with a delay";
     assert_eq!(
         thread_budget(4, 2 * gb, Some(5 * gb), Some(why)),
         (1, vec![why.to_string()])

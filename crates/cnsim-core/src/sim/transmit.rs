@@ -159,6 +159,9 @@ impl Simulator {
             return;
         }
         if self.ports[pi].peer_remote {
+            if matches!(frame.kind, FrameKind::Probe | FrameKind::ProbeReply) {
+                self.send_probe_record(peer, &frame);
+            }
             self.send_to_partition(Message::Frame {
                 port: peer,
                 at,
@@ -168,6 +171,21 @@ impl Simulator {
         }
         self.ports[peer as usize].arriving.push_back(frame);
         self.events.schedule(at, Event::Arrive { port: peer });
+    }
+
+    /// An E2CM probe crosses to another partition at `port`: its record
+    /// goes with it (`Message::Probe`).
+    #[cold]
+    #[inline(never)]
+    fn send_probe_record(&mut self, port: u32, frame: &Frame) {
+        if let Some(record) = self.scheme.probe_record(frame) {
+            self.send_to_partition(Message::Probe {
+                port,
+                flow: frame.flow,
+                index: frame.cpid,
+                record: Box::new(record),
+            });
+        }
     }
 
     /// A UDP data frame reaches its destination host at `at`.

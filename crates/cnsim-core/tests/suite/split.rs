@@ -222,15 +222,14 @@ fn the_summary_says_how_many_threads_a_run_used_and_why_fewer() {
         threads_of(&run_split(&plain, 3)),
         (3, 2, Some("the topology gives only 2 partitions"))
     );
-    // E2CM's probes keep the same network on one thread.
+    // E2CM's probes cross with their records.
     let e2cm = two_switches("[bcn]\nqeq = \"75KB\"\n[e2cm]\n");
     let split = run_split(&e2cm, 2);
     assert!(split.flows[0].probes_sent > 0, "E2CM probes");
-    assert_eq!(
-        threads_of(&split),
-        (2, 1, Some("E2CM's probes share one pool of records"))
-    );
-    // So does a network without a link between two switches.
+    assert!(split.flows[0].probe_replies > 0, "reflected probes back");
+    assert_eq!(threads_of(&split), (2, 2, None));
+    assert_eq!(outputs(&split), outputs(&run(&e2cm, None)));
+    // A network without a link between two switches keeps one thread.
     let line = load_str(
         &Line {
             duration: "1ms",
@@ -247,7 +246,8 @@ fn the_summary_says_how_many_threads_a_run_used_and_why_fewer() {
 
 /// A random network: switches in a chain (or a ring), links of their own
 /// delays, hosts sending UDP or TCP to others, under one of drop tail,
-/// PAUSE, PAUSE + QCN or PFC with ECN marking (DCTCP).
+/// PAUSE, PAUSE + QCN, PFC with ECN marking (DCTCP) or drop tail with
+/// BCN and E2CM's probes (UDP only; probes are dropped with data).
 #[derive(Debug, Clone)]
 struct Net {
     delays_ns: Vec<u64>,
@@ -267,7 +267,8 @@ impl Net {
         t += match self.flavour {
             0 => "",
             1 | 2 => "pause = { mode = \"global\", xoff = \"90KB\", xon = \"80KB\", refresh = true }\n",
-            _ => "pfc = { classes = [0], xoff = \"60KB\", xon = \"50KB\" }\necn = { rule = \"step\", k = \"30KB\" }\n",
+            3 => "pfc = { classes = [0], xoff = \"60KB\", xon = \"50KB\" }\necn = { rule = \"step\", k = \"30KB\" }\n",
+            _ => "",
         };
         t += "[defaults.host]\negress = \"150KB\"\nresponse_time = \"1us\"\n";
         if self.flavour == 2 {
@@ -275,6 +276,9 @@ impl Net {
         }
         if self.flavour == 3 {
             t += "[tcp]\necn = \"dctcp\"\n";
+        }
+        if self.flavour == 4 {
+            t += "[bcn]\nqeq = \"75KB\"\n[e2cm]\n";
         }
         for s in 0..n_sw {
             t += &format!("[[switches]]\nname = \"S{s}\"\n");
@@ -298,7 +302,7 @@ impl Net {
                 sw % n_sw
             );
             let dst = if dst % n == i { (i + 1) % n } else { dst % n };
-            let transport = if tcp || self.flavour == 3 {
+            let transport = if (tcp && self.flavour != 4) || self.flavour == 3 {
                 "tcp"
             } else {
                 "udp"
@@ -317,7 +321,7 @@ fn nets() -> impl Strategy<Value = Net> {
         any::<bool>(),
         0u64..1500,
         prop::collection::vec((0usize..5, 0usize..8, 0.2f64..1.0, any::<bool>()), 3..=8),
-        0u8..4,
+        0u8..5,
     )
         .prop_map(|(delays_ns, ring, latency_ns, hosts, flavour)| Net {
             delays_ns,
