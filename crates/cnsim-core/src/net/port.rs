@@ -55,9 +55,6 @@ pub struct Port {
     /// Strict-priority class for small control frames (reflected probes):
     /// served before `queue`, outside the buffer accounting.
     pub expedited: VecDeque<Frame>,
-    /// Frames on the link toward this port, in arrival order (the `Arrive`
-    /// events carry only the port).
-    pub arriving: VecDeque<Frame>,
     /// Bytes in `queue`, including the frame being transmitted.
     pub occupancy: u64,
     /// What the transmitter is doing.
@@ -103,8 +100,9 @@ struct ClassTurn {
 pub const NO_MARKING: u16 = u16::MAX;
 
 // The port's turn takes what was padding and 8 bytes more (232 before
-// the ECN marking and the waiting PFC frame joined it).
-const _: () = assert!(std::mem::size_of::<Port>() == 240);
+// the ECN marking and the waiting PFC frame joined it, 240 while the
+// frames on its link waited in the port).
+const _: () = assert!(std::mem::size_of::<Port>() == 208);
 
 /// A port's traffic classes: an output queue per class, the scheduler
 /// choosing among them, the per-class ingress accounting PFC decides on,
@@ -262,7 +260,6 @@ impl Port {
             service: None,
             queue: VecDeque::new(),
             expedited: VecDeque::new(),
-            arriving: VecDeque::new(),
             occupancy: 0,
             tx: TxState::Idle,
             input_occupancy: 0,

@@ -13,9 +13,11 @@ pub(super) enum Event {
     TxDone {
         port: u32,
     },
-    /// The first frame of `ports[port].arriving` has been received.
+    /// The frame on the link under `slot` (`Simulator::on_links`) has been
+    /// received at `port`.
     Arrive {
         port: u32,
+        slot: u32,
     },
     /// A destination's answer to a data frame delivered at its last bit
     /// (DCQCN's CNP, parked under `slot`) enters the egress buffer of the
@@ -118,7 +120,7 @@ impl Event {
         // selects.
         let (kind, element) = match *self {
             Event::TxDone { port } => (1, port),
-            Event::Arrive { port } | Event::Reply { port, .. } => (2, port),
+            Event::Arrive { port, .. } | Event::Reply { port, .. } => (2, port),
             Event::Inject { port, .. } => (23, port),
             Event::PauseRx { port, .. } => (3, port),
             Event::PauseExpire { port, .. } => (4, port),

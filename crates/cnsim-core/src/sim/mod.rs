@@ -164,6 +164,11 @@ pub struct Simulator {
     routes: Routes,
     /// Frames travelling outside a link, referred to by events.
     parked: Slab<Frame>,
+    /// Frames on the links, each under the slot its `Arrive` event names.
+    /// A slot freed by an arrival is the next one a departure takes, so a
+    /// frame put on a link is written to a line the last arrival has just
+    /// read, not to the receiving port's own line of frames.
+    on_links: Slab<Frame>,
     sources: Vec<Source>,
     flows: Vec<FlowCounters>,
     queues: Vec<QueueCounters>,
@@ -448,11 +453,8 @@ impl Simulator {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone { port } => self.tx_done(port),
-            Event::Arrive { port } => {
-                let frame = self.ports[port as usize]
-                    .arriving
-                    .pop_front()
-                    .expect("an Arrive event per frame on the link");
+            Event::Arrive { port, slot } => {
+                let frame = self.on_links.remove(slot as usize);
                 self.arrive(port, frame)
             }
             Event::Inject { port, slot } => {

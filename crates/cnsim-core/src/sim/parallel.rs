@@ -58,8 +58,8 @@ impl Simulator {
     fn receive(&mut self, msg: Message) {
         match msg {
             Message::Frame { port, at, frame } => {
-                self.ports[port as usize].arriving.push_back(frame);
-                self.events.schedule(at, Event::Arrive { port });
+                let slot = self.on_links.insert(frame) as u32;
+                self.events.schedule(at, Event::Arrive { port, slot });
             }
             Message::Event { at, event } => self.events.schedule(at, event),
             Message::Probe {

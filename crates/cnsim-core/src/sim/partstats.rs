@@ -247,7 +247,7 @@ impl Simulator {
         let port_node = |port: u32| self.ports[port as usize].node as usize;
         match *ev {
             Event::TxDone { port }
-            | Event::Arrive { port }
+            | Event::Arrive { port, .. }
             | Event::Reply { port, .. }
             | Event::Inject { port, .. }
             | Event::PauseRx { port, .. }

@@ -304,6 +304,7 @@ impl Simulator {
             to_host,
             routes,
             parked: Slab::with_capacity(64),
+            on_links: Slab::with_capacity(1024),
             sources,
             flows: vec![FlowCounters::default(); n_flows],
             queues: vec![QueueCounters::default(); n_ports],

@@ -169,8 +169,8 @@ impl Simulator {
             });
             return;
         }
-        self.ports[peer as usize].arriving.push_back(frame);
-        self.events.schedule(at, Event::Arrive { port: peer });
+        let slot = self.on_links.insert(frame) as u32;
+        self.events.schedule(at, Event::Arrive { port: peer, slot });
     }
 
     /// An E2CM probe crosses to another partition at `port`: its record
