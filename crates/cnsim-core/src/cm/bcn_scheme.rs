@@ -22,11 +22,6 @@ pub struct Bcn {
 }
 
 impl Bcn {
-    /// E2CM: sources probe their paths.
-    pub fn probing(&self) -> bool {
-        self.e2cm.is_some()
-    }
-
     pub fn new(
         params: BcnParams,
         cps: Vec<Option<CongestionPoint>>,

@@ -37,11 +37,6 @@ pub enum Scheme {
 }
 
 impl Scheme {
-    /// Sources send probes (E2CM).
-    pub fn probes(&self) -> bool {
-        matches!(self, Scheme::Bcn(b) if b.probing())
-    }
-
     /// A RoCE flow's notifications ride on its ACKs as a flag, not as
     /// frames of their own (DCQCN's `cnp_on_ack`).
     pub fn answers_on_acks(&self) -> bool {
