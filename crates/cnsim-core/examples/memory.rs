@@ -20,7 +20,8 @@
 //! state per port and bin); what is left, divided by the ports, is the
 //! state per port (the routing table included). Then, at k = 8, each run
 //! to the last flow's finish: the slope of `result_bytes` against the
-//! flows is what a finished flow leaves in the result.
+//! flows is what a finished flow leaves in the result; and the peak of
+//! live heap bytes during whole runs with 2 ms and 8 ms of arrivals.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write;
@@ -129,6 +130,21 @@ fn fabric_main() {
         "{{\"k\": 8, \"flows\": [{fa}, {fb}], \"result_bytes\": [{ra}, {rb}], \"result_per_flow\": {:.0}}}",
         (rb - ra) as f64 / (fb - fa) as f64
     );
+    // The peak over whole runs with more flows (it holds the flows' state,
+    // the ports' queues at their longest and the result).
+    let mut peaks = Vec::new();
+    for stop in ["2ms", "8ms"] {
+        let sc = fabric(8, stop, "500us");
+        let base = LIVE.load(Relaxed);
+        PEAK.store(base, Relaxed);
+        let r = cnsim_core::run(&sc, &cnsim_core::RunOptions::default()).expect("runs");
+        peaks.push((sc.run_flows(sc.seed).len(), PEAK.load(Relaxed) - base));
+        drop(r);
+    }
+    let [(fa, pa), (fb, pb)] = peaks[..] else {
+        unreachable!("two runs")
+    };
+    println!("{{\"k\": 8, \"flows\": [{fa}, {fb}], \"run_peak_bytes\": [{pa}, {pb}]}}");
 }
 
 fn main() {

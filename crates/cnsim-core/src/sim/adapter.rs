@@ -239,8 +239,8 @@ impl Simulator {
         }
         self.rl_schedule(flow);
         self.maybe_release(flow);
-        if self.conn_wait.get(f) == Some(&ConnWait::Limiter) {
-            self.conn_wait[f] = ConnWait::No;
+        if self.conn_waits_for_limiter(flow) {
+            self.send_end(flow).wait = ConnWait::No;
             self.conn_send(flow);
         }
         self.wake_sources(node);
@@ -656,14 +656,14 @@ impl Simulator {
                     Sent::Done => sent = true,
                     Sent::More => {
                         sent = true;
-                        self.conn_wait[flow as usize] = ConnWait::Line;
+                        self.send_end(flow).wait = ConnWait::Line;
                         turned.push(flow);
                     }
                     Sent::Full(Full::Limiter) => self.conn_wait_for(flow, Full::Limiter),
                     Sent::Full(Full::Egress) => {
                         // Back in its place: behind the waiters that went
                         // round (they were ahead of it), before the rest.
-                        self.conn_wait[flow as usize] = ConnWait::Line;
+                        self.send_end(flow).wait = ConnWait::Line;
                         if let Role::Host(h) = &mut self.roles[node] {
                             let went_round = h.waiting.len() - (n - 1 - i);
                             if went_round > 0 {

@@ -103,15 +103,15 @@ impl Simulator {
 
     /// A RoCE segment reached its receiver `node`: the scheme's answer
     /// (DCQCN's CNP) is a frame to the source, or a flag on the receiver's
-    /// next ACK (`Scheme::answers_on_acks`).
+    /// next ACK (`Scheme::answers_on_acks`): true if the ACK is to carry
+    /// one.
     #[inline]
-    pub(super) fn conn_scheme_delivered(&mut self, node: usize, frame: &Frame) {
+    pub(super) fn conn_scheme_delivered(&mut self, node: usize, frame: &Frame) -> bool {
         if !self.scheme.answers_on_acks() {
-            return self.scheme_delivered(node, frame, self.now);
+            self.scheme_delivered(node, frame, self.now);
+            return false;
         }
-        if self.scheme.delivered(frame, self.now).is_some() {
-            self.conn_rx[frame.flow as usize].echo_cnp();
-        }
+        self.scheme.delivered(frame, self.now).is_some()
     }
 
     /// An ACK that carries a CNP reached the flow's source: the CNP takes
@@ -179,6 +179,12 @@ impl Simulator {
     pub(super) fn end_reaction_point(&mut self, flow: u32) {
         if self.rp_ended(flow) && self.limiters.get(flow as usize).is_some_and(|l| l.active) {
             self.remove_limiter(flow);
+            // Every byte acknowledged has left the queue: its buffer (room
+            // for 128 frames from the install) goes back too.
+            let queue = &mut self.limiters[flow as usize].queue;
+            if queue.is_empty() {
+                *queue = std::collections::VecDeque::new();
+            }
         }
     }
 

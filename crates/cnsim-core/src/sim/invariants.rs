@@ -174,12 +174,11 @@ impl Simulator {
     }
 
     /// A TCP receiver handed data to its application: every byte once
-    /// (what the application got is the receiver's next expected byte)
-    /// and nothing that was not written.
+    /// (what the application got is the receiver's next expected byte,
+    /// `rcv_nxt`) and nothing that was not written.
     #[inline]
-    pub(super) fn check_conn_delivery(&mut self, node: usize, flow: u32) {
+    pub(super) fn check_conn_delivery(&mut self, node: usize, flow: u32, rcv_nxt: u64) {
         let v = &self.flows[flow as usize].volume;
-        let rcv_nxt = self.conn_rx[flow as usize].rcv_nxt();
         // A split run's receiver does not see the bytes written at the
         // sender: the end-of-run conservation check covers them.
         let over = v.delivered_bytes > v.offered_bytes && self.part.is_none();

@@ -30,7 +30,7 @@ use crate::scenario::budget;
 use crate::scenario::spec::Scenario;
 use crate::traffic::source::Source;
 
-use crate::transport::{ConnParams, Receiver, Sender};
+use crate::transport::{ConnParams, ReceiverDone, SenderDone};
 use crate::units::Time;
 use fixedbitset::FixedBitSet;
 use slab::Slab;
@@ -56,7 +56,7 @@ mod tests;
 mod transmit;
 mod workload;
 
-use adapter::{ConnWait, HostState, Waiter};
+use adapter::{HostState, Waiter};
 use event::{fingerprint_step, Event};
 use switch::SwitchState;
 
@@ -230,6 +230,12 @@ pub struct Simulator {
     /// Tests: a complete flow keeps its reaction point (`rp_ended`).
     #[cfg(test)]
     rp_outlives_flow: bool,
+    /// Tests: a workload flow's connection ends stay open after their
+    /// part is over; `late_frames` counts what reached done ones.
+    #[cfg(test)]
+    keep_conn_ends: bool,
+    #[cfg(test)]
+    late_frames: u64,
     /// Limits of this run (from `RunOptions`).
     max_events: u64,
     max_wall: Option<(std::time::Instant, std::time::Duration)>,
@@ -279,15 +285,15 @@ pub struct Simulator {
     /// (`Simulator::conn_params`).
     conn_param_sets: Vec<ConnParams>,
     conn_param_of: Vec<u32>,
-    conn_tx: Vec<Sender>,
-    conn_rx: Vec<Receiver>,
+    /// Per flow: its connection's sending and receiving ends here
+    /// (`conn::End`), the open ones' state in `senders` and `receivers`,
+    /// whose slots the ends of finished workload flows give back.
+    conn_sending: Vec<conn::End<SenderDone>>,
+    conn_receiving: Vec<conn::End<ReceiverDone>>,
+    senders: Slab<conn::SendEnd>,
+    receivers: Slab<conn::RecvEnd>,
     /// Per flow: the receiving host's node.
     conn_dst_node: Vec<u32>,
-    /// Time of the earliest pending `ConnRto` and `ConnAck` event.
-    conn_rto_at: Vec<Option<Time>>,
-    conn_ack_at: Vec<Option<Time>>,
-    /// Per flow: where its sender waits for room, if it does.
-    conn_wait: Vec<ConnWait>,
     tcp_cwnd: BinnedLevel,
     conn_retx: BinnedSum,
     conn_timeouts: BinnedSum,

@@ -343,6 +343,10 @@ impl Simulator {
             fault: invariants::Fault::None,
             #[cfg(test)]
             rp_outlives_flow: false,
+            #[cfg(test)]
+            keep_conn_ends: false,
+            #[cfg(test)]
+            late_frames: 0,
             max_events: u64::MAX,
             max_wall: None,
             poll: None,
@@ -392,12 +396,11 @@ impl Simulator {
             flow_conn: Vec::new(),
             conn_param_sets: Vec::new(),
             conn_param_of: Vec::new(),
-            conn_tx: Vec::new(),
-            conn_rx: Vec::new(),
+            conn_sending: Vec::new(),
+            conn_receiving: Vec::new(),
+            senders: Slab::new(),
+            receivers: Slab::new(),
             conn_dst_node: Vec::new(),
-            conn_rto_at: Vec::new(),
-            conn_ack_at: Vec::new(),
-            conn_wait: Vec::new(),
             tcp_cwnd: BinnedLevel::new(0, n_bins, sc.bin),
             conn_retx: BinnedSum::new(0, n_bins, sc.bin),
             conn_timeouts: BinnedSum::new(0, n_bins, sc.bin),

@@ -1,6 +1,7 @@
 //! The reaction point inside a running network: notifications are
 //! injected as events so their times and contents are exact.
 
+use super::conn::End;
 use super::*;
 use crate::net::frame::FrameKind;
 use crate::net::rate_limiter::NO_CP;
@@ -13,6 +14,27 @@ use line::Line;
 #[path = "../../tests/common/star.rs"]
 #[allow(dead_code)]
 mod star;
+
+/// A result's summary as JSON without what the machine measured (wall
+/// time, rates, memory) and the fields `also` names.
+fn summary_json(r: &RunResult, also: &[&str]) -> serde_json::Value {
+    let mut v = serde_json::to_value(&r.summary).unwrap();
+    let o = v.as_object_mut().unwrap();
+    for k in [
+        "wall_time_s",
+        "events_per_s",
+        "frame_hops_per_s",
+        "slowdown",
+        "peak_memory_bytes",
+        "rss_growth_bytes",
+    ]
+    .iter()
+    .chain(also)
+    {
+        o.remove(*k);
+    }
+    v
+}
 
 /// H1 -- SW -- H2 at 10 Gb/s; H1 sends 1500 B frames at 90% of the line
 /// rate on the slot grid; the congestion point never samples on its own.
@@ -565,23 +587,7 @@ fn parked_sources_and_last_bit_deliveries_change_no_result() {
             format!("{:?}", parked.pfc_events),
             format!("{:?}", not.pfc_events)
         );
-        let summary = |r: &RunResult| {
-            let mut v = serde_json::to_value(&r.summary).unwrap();
-            let o = v.as_object_mut().unwrap();
-            for k in [
-                "events",
-                "fingerprint",
-                "wall_time_s",
-                "events_per_s",
-                "frame_hops_per_s",
-                "slowdown",
-                "peak_memory_bytes",
-                "rss_growth_bytes",
-            ] {
-                o.remove(k);
-            }
-            v
-        };
+        let summary = |r: &RunResult| summary_json(r, &["events", "fingerprint"]);
         assert_eq!(summary(&parked), summary(&not), "{file}");
     }
 }
@@ -613,7 +619,7 @@ fn a_complete_flows_reaction_point_ends_and_no_flow_finishes_otherwise() {
             s.rp_outlives_flow = outlives;
             s.start_workloads();
             s.run_until(s.end, None).unwrap();
-            let done: Vec<u32> = (s.workload.first..s.conn_tx.len() as u32)
+            let done: Vec<u32> = (s.workload.first..s.conn_sending.len() as u32)
                 .filter(|&f| s.sender_done(f))
                 .collect();
             // A CNP reaching each complete flow now.
@@ -665,5 +671,106 @@ fn a_complete_flows_reaction_point_ends_and_no_flow_finishes_otherwise() {
             assert_eq!(ca, cb, "{variant}: {}", a.name);
         }
         assert!(installs.0 > 0, "{variant}: no limiter installed");
+    }
+}
+
+/// A workload flow's connection ends close when their part is over, keeping
+/// only their finished forms, and that changes nothing: the same events
+/// (fingerprint) and every result the same as with the ends kept open, on
+/// lossless RoCE with DCQCN and on RoCE, DCTCP and NewReno (delayed ACKs)
+/// that drop, where copies of segments and their ACKs reach finished ends.
+/// A receiver with every byte has closed unless it owes an ACK. (What a
+/// finished form answers is tested against the full state machines in
+/// `transport`.)
+#[test]
+fn finished_connection_ends_close_and_change_no_result() {
+    let tcp = [
+        ("dcqcn.enabled", "false"),
+        ("workloads[web].transport", "\"tcp\""),
+        ("workloads[incast].transport", "\"tcp\""),
+        ("tcp.initial_window", "10"),
+    ];
+    // The flows' class lossy in small buffers, and timers shorter than a
+    // loaded round trip: retransmissions whose copies reach receivers that
+    // have every byte, and ACKs of them senders that have every ACK.
+    let lossy = [
+        ("defaults.switch.pfc.classes", "[0]"),
+        ("defaults.switch.buffer", "\"300KB\""),
+        ("tcp.min_rto", "\"20us\""),
+        ("tcp.initial_rto", "\"20us\""),
+        ("roce.rto", "\"20us\""),
+    ];
+    let dctcp = [("tcp.ecn", "\"dctcp\""), ("tcp.delayed_ack", "false")];
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("dcqcn", vec![]),
+        ("roce, lossy", lossy.to_vec()),
+        ("dctcp, lossy", [&lossy[..], &tcp, &dctcp].concat()),
+        ("newreno, lossy", [&lossy[..], &tcp].concat()),
+    ];
+    for (name, extra) in cases {
+        let stop = [
+            ("workloads[web].stop", "\"1ms\""),
+            ("workloads[incast].stop", "\"1ms\""),
+        ];
+        let sc = shipped(
+            "scenarios/workloads/websearch_incast.toml",
+            &[&stop[..], &extra].concat(),
+        );
+        let run = |keep: bool| {
+            let mut s = Simulator::new(&sc, 1);
+            s.keep_conn_ends = keep;
+            s.run(&sc, &RunOptions::default())
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let (closed, open) = (run(false), run(true));
+        assert_eq!(
+            closed.summary.fingerprint, open.summary.fingerprint,
+            "{name}"
+        );
+        assert_eq!(closed.summary.events, open.summary.events, "{name}");
+        assert_eq!(closed.queues, open.queues, "{name}");
+        assert_eq!(
+            format!("{:?}", closed.series),
+            format!("{:?}", open.series),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?}", closed.workload_flows),
+            format!("{:?}", open.workload_flows),
+            "{name}"
+        );
+        assert_eq!(
+            summary_json(&closed, &[]),
+            summary_json(&open, &[]),
+            "{name}"
+        );
+
+        // Again, stopped where the results are taken, to look inside.
+        let mut s = Simulator::new(&sc, 1);
+        s.start_workloads();
+        s.run_until(s.end, None).unwrap();
+        // A receiver with every byte has closed, unless it owes an ACK.
+        let mut done = 0;
+        for flow in s.workload.first..s.conn_receiving.len() as u32 {
+            match s.conn_receiving[flow as usize] {
+                End::Done(_) => done += 1,
+                End::Open(i) => {
+                    let rx = &s.receivers[i as usize].rx;
+                    let complete = Some(rx.rcv_nxt()) == s.workload.size_of(flow);
+                    assert!(
+                        !complete || rx.ack_deadline().is_some(),
+                        "{name}: flow {flow}"
+                    );
+                }
+                End::Closed => {}
+            }
+        }
+        assert!(
+            done > 0 && done <= s.finished_flows(),
+            "{name}: {done} receivers closed"
+        );
+        if name != "dcqcn" {
+            assert!(s.late_frames > 0, "{name}: nothing reached a finished end");
+        }
     }
 }

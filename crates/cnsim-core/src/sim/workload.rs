@@ -38,6 +38,13 @@ pub(super) struct WorkloadFlows {
 }
 
 impl WorkloadFlows {
+    /// The size of workload flow `flow`, `None` for the sources' flows.
+    #[inline]
+    pub(super) fn size_of(&self, flow: u32) -> Option<u64> {
+        let k = flow.checked_sub(self.first)?;
+        Some(self.size[k as usize])
+    }
+
     /// Flows in all, and whether the run ends when they have finished.
     pub(super) fn total(&self) -> usize {
         self.size.len()
@@ -201,20 +208,23 @@ impl Simulator {
 
     /// `got` more bytes of `flow` reached its receiver's application,
     /// `rcv_nxt` in all: a workload flow finishes with its last byte.
+    /// True if it just did.
     #[inline]
-    pub(super) fn workload_delivered(&mut self, flow: u32, rcv_nxt: u64) {
+    pub(super) fn workload_delivered(&mut self, flow: u32, rcv_nxt: u64) -> bool {
         let Some(k) = flow.checked_sub(self.workload.first) else {
-            return;
+            return false;
         };
         let w = &mut self.workload;
-        if rcv_nxt == w.size[k as usize] {
-            w.finish[k as usize] = Some(self.now);
-            w.unfinished -= 1;
-            if w.unfinished == 0 && w.until_finished {
-                w.all_finished = Some(self.now);
-                self.attention = true;
-            }
+        if rcv_nxt != w.size[k as usize] {
+            return false;
         }
+        w.finish[k as usize] = Some(self.now);
+        w.unfinished -= 1;
+        if w.unfinished == 0 && w.until_finished {
+            w.all_finished = Some(self.now);
+            self.attention = true;
+        }
+        true
     }
 
     /// Workload flow `flow` is complete at its sender: every byte is
@@ -223,7 +233,7 @@ impl Simulator {
     /// acknowledged (`end_reaction_point`).
     #[inline]
     pub(super) fn sender_done(&self, flow: u32) -> bool {
-        flow >= self.workload.first && self.conn_tx[flow as usize].all_acked()
+        flow >= self.workload.first && self.conn_all_acked(flow)
     }
 
     /// The completion time of `flow` alone on an idle network: its frames

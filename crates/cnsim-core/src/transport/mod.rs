@@ -275,7 +275,99 @@ impl Sender {
     }
 }
 
+impl Sender {
+    /// The finished form of a sender whose every byte is acknowledged
+    /// (`all_acked`): what it still needs to answer a late ACK.
+    pub fn done(&self, p: &ConnParams) -> SenderDone {
+        match (self, p) {
+            (Sender::Tcp(s), ConnParams::Tcp(p)) => SenderDone::Tcp(s.done(p)),
+            (Sender::Roce(_), ConnParams::Roce(_)) => SenderDone::Roce,
+            _ => unreachable!("a sender has its transport's parameters"),
+        }
+    }
+}
+
+/// A sender with every byte of its flow acknowledged, reduced to what a
+/// late ACK (one that answers a copy of a segment) can still change: a
+/// count. Its window, timers and send buffer are gone; the run keeps
+/// this instead of the sender (`Sender::done`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderDone {
+    Tcp(tcp::TcpSenderDone),
+    /// RoCE: a NAK of the last byte counts a go-back that resends nothing.
+    Roce,
+}
+
+impl SenderDone {
+    /// A late ACK whose number's low 32 bits are `wire`, with `flags`, to
+    /// a sender that had `end` bytes acknowledged: what it adds to the
+    /// sender's counters, as the sender itself would have (an ACK below
+    /// `end` changes nothing).
+    pub fn on_ack(&mut self, end: u64, wire: u32, flags: AckFlags) -> ConnStats {
+        let ack = unwrap(end, wire);
+        match self {
+            SenderDone::Tcp(s) => ConnStats {
+                ecn_reductions: s.on_ack(end, ack, flags.ece),
+                ..ConnStats::default()
+            },
+            SenderDone::Roce => ConnStats {
+                go_backs: u64::from(ack == end && flags.nak),
+                ..ConnStats::default()
+            },
+        }
+    }
+}
+
+/// A receiver with every byte of its flow, all acknowledged, reduced to
+/// what it still needs to answer a late segment (a copy of data it has):
+/// an ACK at once with the same number (`Receiver::done`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiverDone {
+    Tcp(tcp::TcpReceiverDone),
+    Roce,
+}
+
+impl ReceiverDone {
+    /// A late segment, marked CE or not and carrying CWR or not: the flags
+    /// of the ACK it gets at once (`cnp`: RoCE's ACK echoes a CNP), and the
+    /// CE segments it counts (TCP's count).
+    pub fn on_segment(
+        &mut self,
+        p: &ConnParams,
+        ce: bool,
+        cwr: bool,
+        cnp: bool,
+    ) -> (AckFlags, u64) {
+        match (self, p) {
+            (ReceiverDone::Tcp(r), ConnParams::Tcp(p)) => (
+                AckFlags {
+                    ece: r.on_segment(p, ce, cwr),
+                    nak: false,
+                },
+                u64::from(ce),
+            ),
+            (ReceiverDone::Roce, ConnParams::Roce(_)) => (
+                AckFlags {
+                    ece: cnp,
+                    nak: false,
+                },
+                0,
+            ),
+            _ => unreachable!("a receiver has its transport's parameters"),
+        }
+    }
+}
+
 impl Receiver {
+    /// The finished form of a receiver that has every byte of its flow
+    /// and owes no ACK (it has just acknowledged them all).
+    pub fn done(&self) -> ReceiverDone {
+        match self {
+            Receiver::Tcp(r) => ReceiverDone::Tcp(r.done()),
+            Receiver::Roce(_) => ReceiverDone::Roce,
+        }
+    }
+
     pub fn new(p: &ConnParams) -> Receiver {
         match p {
             ConnParams::Tcp(_) => Receiver::Tcp(tcp::TcpReceiver::new()),
@@ -365,6 +457,168 @@ impl Receiver {
         match self {
             Receiver::Tcp(r) => r.ce_segments,
             Receiver::Roce(_) => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What happens to one segment sent: lost (a first transmission only,
+    /// so that every flow finishes), marked CE, and whether a copy of it
+    /// arrives again after the flow has finished.
+    #[derive(Debug, Clone, Copy)]
+    struct Fate {
+        lost: bool,
+        ce: bool,
+        copy: bool,
+    }
+
+    fn fate() -> impl Strategy<Value = Fate> {
+        (
+            prop::bool::weighted(0.1),
+            any::<bool>(),
+            prop::bool::weighted(0.3),
+        )
+            .prop_map(|(lost, ce, copy)| Fate { lost, ce, copy })
+    }
+
+    fn params(kind: u8, delayed: bool) -> ConnParams {
+        let tcp = |ecn| {
+            let mut p = tcp::TcpParams {
+                ecn,
+                ..tcp::TcpParams::for_frame(1040)
+            };
+            if !delayed {
+                p.delayed_ack = None;
+            }
+            ConnParams::Tcp(p)
+        };
+        match kind {
+            0 => tcp(tcp::TcpEcn::Off),
+            1 => tcp(tcp::TcpEcn::Classic),
+            2 => tcp(tcp::TcpEcn::DCTCP),
+            _ => ConnParams::Roce(roce::RoceParams {
+                ack_every: if delayed { 2 } else { 1 },
+                ..roce::RoceParams::default()
+            }),
+        }
+    }
+
+    /// Run a flow of `bytes` over a path that delivers in order at once
+    /// (losses, marks and copies as `fates` say, in turn) until every byte
+    /// is acknowledged; the copies kept for later, with their CE and CWR.
+    fn run_to_done(
+        p: &ConnParams,
+        bytes: u64,
+        fates: &[Fate],
+    ) -> (Sender, Receiver, Vec<(Segment, bool)>) {
+        let (mut tx, mut rx) = (Sender::new(p), Receiver::new(p));
+        let mut now = Time::ZERO;
+        let mut copies = Vec::new();
+        tx.write(bytes);
+        let mut n = 0;
+        let ack = |tx: &mut Sender, now, (a, flags)| tx.on_ack(p, now, a, flags);
+        while !tx.all_acked() {
+            now = now + Time::from_us(1);
+            let mut sent = false;
+            while let Some(seg) = tx.next_segment(p, now) {
+                let f = fates[n % fates.len()];
+                n += 1;
+                sent = true;
+                if f.copy {
+                    copies.push((seg, f.ce));
+                }
+                if f.lost && !seg.retransmission {
+                    continue;
+                }
+                let got = rx.on_segment(p, now, seg.seq, seg.len, f.ce, seg.cwr);
+                if let Some((a, ece)) = got.ack_before {
+                    ack(&mut tx, now, (a, AckFlags { ece, nak: false }));
+                }
+                if f.ce {
+                    rx.echo_cnp();
+                }
+                if got.ack == AckAction::Now {
+                    ack(&mut tx, now, rx.ack_sent());
+                }
+            }
+            if sent {
+                continue;
+            }
+            if let Some(t) = rx.ack_deadline() {
+                now = now.max(t);
+                if rx.on_ack_timer(now) {
+                    ack(&mut tx, now, rx.ack_sent());
+                }
+            } else if let Some(t) = tx.rto_deadline() {
+                now = now.max(t);
+                tx.on_timer(p, now);
+            }
+            assert!(n < 100_000, "the flow finishes");
+        }
+        (tx, rx, copies)
+    }
+
+    fn sub(a: ConnStats, b: ConnStats) -> ConnStats {
+        ConnStats {
+            segments_sent: a.segments_sent - b.segments_sent,
+            retransmissions: a.retransmissions - b.retransmissions,
+            fast_retransmits: a.fast_retransmits - b.fast_retransmits,
+            timeouts: a.timeouts - b.timeouts,
+            ecn_reductions: a.ecn_reductions - b.ecn_reductions,
+            go_backs: a.go_backs - b.go_backs,
+        }
+    }
+
+    proptest! {
+        /// A finished flow's sender and receiver, reduced to their finished
+        /// forms, answer every late segment and late ACK as the full state
+        /// machines do: the same ACK (number and flags), the same counts.
+        #[test]
+        fn finished_forms_answer_late_frames_as_the_full_machines(
+            kind in 0u8..4,
+            delayed in any::<bool>(),
+            segments in 1u64..40,
+            fates in prop::collection::vec(fate(), 1..64),
+            late in prop::collection::vec((any::<bool>(), any::<bool>(), any::<bool>(), 0u64..3), 0..40),
+        ) {
+            let p = params(kind, delayed);
+            let end = segments * p.payload() as u64 - 7;
+            let (mut tx, mut rx, mut copies) = run_to_done(&p, end, &fates);
+            prop_assert_eq!(rx.rcv_nxt(), end);
+            prop_assert_eq!(rx.ack_deadline(), None);
+            let (mut tx_done, mut rx_done) = (tx.done(&p), rx.done());
+            // Every copy arrives, in turn with late ACKs below the end.
+            if copies.is_empty() {
+                let len = end.min(p.payload() as u64) as u32;
+                copies.push((Segment { seq: 0, len, retransmission: true, ect: true, cwr: false }, false));
+            }
+            for (i, &(ce, cwr, cnp, below)) in late.iter().enumerate() {
+                let (seg, seg_ce) = copies[i % copies.len()];
+                let ce = ce ^ seg_ce;
+                let (ce_before, naks_before) = (rx.ce_segments(), rx.naks_sent());
+                let got = rx.on_segment(&p, Time::from_ms(1), seg.seq, seg.len, ce, cwr || seg.cwr);
+                prop_assert_eq!((got.delivered, got.duplicate, got.ack, got.ack_before), (0, true, AckAction::Now, None));
+                if cnp {
+                    rx.echo_cnp();
+                }
+                let (a, flags) = rx.ack_sent();
+                let (done_flags, ce_counted) = rx_done.on_segment(&p, ce, cwr || seg.cwr, cnp);
+                prop_assert_eq!((a, flags), (end, done_flags));
+                prop_assert_eq!((rx.ce_segments() - ce_before, rx.naks_sent() - naks_before), (ce_counted, 0));
+                // The ACK it sends, and an older one, reach the sender.
+                for (ack, nak) in [(a, flags.nak), (end - below.min(end), below % 2 == 1)] {
+                    let flags = AckFlags { nak, ..flags };
+                    let before = tx.stats();
+                    tx.on_ack(&p, Time::from_ms(1), tx.unwrap_ack(ack as u32), flags);
+                    let added = tx_done.on_ack(end, ack as u32, flags);
+                    prop_assert_eq!(sub(tx.stats(), before), added);
+                    prop_assert!(tx.all_acked() && tx.rto_deadline().is_none() && tx.unsent() == 0);
+                }
+            }
         }
     }
 }

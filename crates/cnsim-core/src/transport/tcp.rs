@@ -486,6 +486,36 @@ impl TcpSender {
     pub fn backlog(&self) -> u64 {
         self.written - self.snd_una
     }
+
+    /// The finished form of a sender whose every byte is acknowledged
+    /// (`all_acked`), for the ACKs that may still come.
+    pub fn done(&self, p: &TcpParams) -> TcpSenderDone {
+        debug_assert!(self.all_acked() && !self.in_recovery);
+        TcpSenderDone {
+            ece_cuts: !p.ecn.is_off() && self.snd_una >= self.ecn_recover,
+        }
+    }
+}
+
+/// What a sender with every byte acknowledged still does: an ACK can only
+/// repeat the last one (it answers a duplicate segment), so the window,
+/// the timer and α no longer matter to anything but one count. An ECE on
+/// such an ACK cuts the window, and counts, if no earlier cut covers it
+/// (`on_ecn_echo`'s rule); a cut then covers every later one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSenderDone {
+    ece_cuts: bool,
+}
+
+impl TcpSenderDone {
+    /// A late ACK of `ack` (unwrapped against `end`, the bytes
+    /// acknowledged) with ECE `ece`: the ECN reductions it counts, 0 or 1,
+    /// as `TcpSender::on_ack` would.
+    pub fn on_ack(&mut self, end: u64, ack: u64, ece: bool) -> u64 {
+        let cuts = ack == end && ece && self.ece_cuts;
+        self.ece_cuts &= !cuts;
+        u64::from(cuts)
+    }
 }
 
 /// The receiving half of a connection.
@@ -528,16 +558,13 @@ impl TcpReceiver {
     ) -> Received {
         self.ce_segments += u64::from(ce);
         let mut ack_before = None;
-        match p.ecn {
-            TcpEcn::Off => {}
-            TcpEcn::Classic => self.ece = ce || (self.ece && !cwr),
-            TcpEcn::Dctcp { .. } => {
-                if ce != self.ece && (self.unacked > 0 || self.delack.is_some()) {
-                    ack_before = Some(self.ack_sent());
-                }
-                self.ece = ce;
-            }
+        if matches!(p.ecn, TcpEcn::Dctcp { .. })
+            && ce != self.ece
+            && (self.unacked > 0 || self.delack.is_some())
+        {
+            ack_before = Some(self.ack_sent());
         }
+        self.ece = next_ece(p, self.ece, ce, cwr);
         let end = seq + len as u64;
         let dup =
             self.rcv_nxt.min(end).saturating_sub(seq) + self.buffered(seq.max(self.rcv_nxt), end);
@@ -647,6 +674,44 @@ impl TcpReceiver {
     /// Nearest u64 sequence to the 32-bit wire value, relative to rcv_nxt.
     pub fn unwrap_seq(&self, wire: u32) -> u64 {
         unwrap(self.rcv_nxt, wire)
+    }
+
+    /// The finished form of a receiver that has every byte of its flow and
+    /// has just acknowledged them all (no ACK owed), for the copies of
+    /// segments that may still come.
+    pub fn done(&self) -> TcpReceiverDone {
+        debug_assert!(self.unacked == 0 && self.delack.is_none() && self.ooo.is_empty());
+        TcpReceiverDone { ece: self.ece }
+    }
+}
+
+/// The ECE flag of the next ACK after a segment marked CE or not and
+/// carrying CWR or not: RFC 3168 latches CE until a CWR, DCTCP echoes the
+/// last segment's CE.
+fn next_ece(p: &TcpParams, ece: bool, ce: bool, cwr: bool) -> bool {
+    match p.ecn {
+        TcpEcn::Off => ece,
+        TcpEcn::Classic => ce || (ece && !cwr),
+        TcpEcn::Dctcp { .. } => ce,
+    }
+}
+
+/// What a receiver with every byte of its flow, all acknowledged, still
+/// does: a segment can only be a copy of data it has, which it
+/// acknowledges at once with the same number, and with ECE as its ECN
+/// rule says. (DCTCP's early ACK on a change of CE needs an ACK owed,
+/// and none is.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpReceiverDone {
+    ece: bool,
+}
+
+impl TcpReceiverDone {
+    /// A late segment, marked CE or not and carrying CWR or not: the ECE
+    /// flag of the ACK it gets at once.
+    pub fn on_segment(&mut self, p: &TcpParams, ce: bool, cwr: bool) -> bool {
+        self.ece = next_ece(p, self.ece, ce, cwr);
+        self.ece
     }
 }
 
