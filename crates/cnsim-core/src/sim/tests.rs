@@ -679,9 +679,9 @@ fn a_complete_flows_reaction_point_ends_and_no_flow_finishes_otherwise() {
 /// (fingerprint) and every result the same as with the ends kept open, on
 /// lossless RoCE with DCQCN and on RoCE, DCTCP and NewReno (delayed ACKs)
 /// that drop, where copies of segments and their ACKs reach finished ends.
-/// A receiver with every byte has closed unless it owes an ACK. (What a
-/// finished form answers is tested against the full state machines in
-/// `transport`.)
+/// Two threads give the same. A receiver with every byte has closed unless
+/// it owes an ACK. (What a finished form answers is tested against the
+/// full state machines in `transport`.)
 #[test]
 fn finished_connection_ends_close_and_change_no_result() {
     let tcp = [
@@ -742,6 +742,33 @@ fn finished_connection_ends_close_and_change_no_result() {
         assert_eq!(
             summary_json(&closed, &[]),
             summary_json(&open, &[]),
+            "{name}"
+        );
+        // Split over two threads, each flow's ends in different partitions
+        // (a late ACK crosses to a sender that is done).
+        let split = super::run(
+            &sc,
+            &RunOptions {
+                threads: 2,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(split.summary.threads_used, 2, "{name}");
+        assert_eq!(
+            summary_json(
+                &split,
+                &["threads_requested", "threads_used", "threads_note"]
+            ),
+            summary_json(
+                &closed,
+                &["threads_requested", "threads_used", "threads_note"]
+            ),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?}", split.workload_flows),
+            format!("{:?}", closed.workload_flows),
             "{name}"
         );
 
