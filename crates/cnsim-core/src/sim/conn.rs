@@ -289,7 +289,7 @@ impl Simulator {
         if matches!(sent, Sent::Done | Sent::More) {
             self.conn_sent(flow, i);
         } else if sent == Sent::Idle {
-            self.end_idle_sender(flow);
+            self.end_sender_if_done(flow);
         }
         sent
     }
@@ -603,14 +603,6 @@ impl Simulator {
         if flow >= self.workload.first && e.wait == ConnWait::No && e.tx.all_acked() {
             self.end_sender(flow, i);
         }
-    }
-
-    /// `end_sender_if_done` for a sender that found nothing to send after
-    /// its wait, which is rare.
-    #[cold]
-    #[inline(never)]
-    fn end_idle_sender(&mut self, flow: u32) {
-        self.end_sender_if_done(flow);
     }
 
     #[cold]
