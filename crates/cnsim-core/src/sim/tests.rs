@@ -593,8 +593,8 @@ fn parked_sources_and_last_bit_deliveries_change_no_result() {
 }
 
 /// A workload flow's reaction point ends when its sender has every byte
-/// acknowledged: its limiter is removed, its timers lapse and later CNPs
-/// are ignored. Nothing it controlled is left to send, so every flow
+/// acknowledged: its limiter is removed (its queue's buffer given back),
+/// its timers lapse and later CNPs are ignored. Nothing it controlled is left to send, so every flow
 /// finishes at the same time as when the reaction point outlives its flow;
 /// only events (and limiter installs by late CNPs) are fewer.
 #[test]
@@ -622,6 +622,11 @@ fn a_complete_flows_reaction_point_ends_and_no_flow_finishes_otherwise() {
             let done: Vec<u32> = (s.workload.first..s.conn_sending.len() as u32)
                 .filter(|&f| s.sender_done(f))
                 .collect();
+            // Limiter queues still holding their buffer.
+            let buffers = done
+                .iter()
+                .filter(|&&f| s.limiters[f as usize].queue.capacity() > 0)
+                .count();
             // A CNP reaching each complete flow now.
             for &flow in &done {
                 let cnp = Frame {
@@ -641,10 +646,16 @@ fn a_complete_flows_reaction_point_ends_and_no_flow_finishes_otherwise() {
                 .iter()
                 .filter(|&&f| s.limiters[f as usize].active)
                 .count();
-            (r, live)
+            (r, live, buffers)
         };
-        let ((ended, live_ended), (kept, live_kept)) = (run(false), run(true));
+        let ((ended, live_ended, buffers_ended), (kept, live_kept, buffers_kept)) =
+            (run(false), run(true));
         assert_eq!(live_ended, 0, "{variant}: a complete flow kept its limiter");
+        assert_eq!(
+            buffers_ended, 0,
+            "{variant}: a complete flow's limiter kept its queue's buffer"
+        );
+        assert!(buffers_kept > 0, "{variant}: no limiter queue had a buffer");
         assert!(
             live_kept > 0,
             "{variant}: no complete flow had a limiter left"
@@ -795,6 +806,17 @@ fn finished_connection_ends_close_and_change_no_result() {
         assert!(
             done > 0 && done <= s.finished_flows(),
             "{name}: {done} receivers closed"
+        );
+        let senders_done = s
+            .conn_sending
+            .iter()
+            .filter(|e| matches!(e, End::Done(_)))
+            .count();
+        assert!(senders_done > 0, "{name}: no sender closed");
+        assert_eq!(
+            senders_done + s.senders.len(),
+            s.conn_sending.iter().filter(|e| **e != End::Closed).count(),
+            "{name}: an end is open or done, never both"
         );
         if name != "dcqcn" {
             assert!(s.late_frames > 0, "{name}: nothing reached a finished end");
