@@ -1,5 +1,6 @@
 //! Discrete-event machinery: the event queue and random streams.
 
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 

@@ -83,6 +83,13 @@ impl BinnedSum {
     pub fn row(&self, row: usize) -> &[u64] {
         &self.data[row * self.n_bins..(row + 1) * self.n_bins]
     }
+
+    /// The cell of `row` in the bin of the last addition: where the
+    /// row's next one most likely goes.
+    #[inline]
+    pub fn current_cell(&self, row: usize) -> &u64 {
+        &self.data[row * self.n_bins + self.cursor.index]
+    }
 }
 
 /// A piecewise-constant level (queue occupancy): time-weighted mean and

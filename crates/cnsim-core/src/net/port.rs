@@ -421,6 +421,15 @@ impl Port {
         Some(frame)
     }
 
+    /// The head frame of `class` (the one `next_class` picked).
+    #[inline]
+    pub fn head_frame(&self, class: u8) -> Option<&Frame> {
+        match self.classes.as_deref() {
+            None => self.queue.front(),
+            Some(pc) => pc.class[class as usize].frames.front(),
+        }
+    }
+
     /// The class whose head frame goes next, if any may go: the one queue
     /// without classes; else the scheduler's choice among the classes PFC
     /// has not paused.

@@ -3,6 +3,7 @@
 //! sources when room frees up.
 
 use super::{event::Event, Role, Simulator};
+use crate::engine::prefetch::prefetch;
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::rate_limiter::NO_CP;
 use crate::units::Time;
@@ -454,6 +455,11 @@ impl Simulator {
             // Only a rate limiter's queue parks a UDP source.
             if self.limiters.is_empty() || !self.park_source(s, t) {
                 self.events.schedule(t, Event::SourceFire { source: s });
+            }
+            if self.prefetch_flows {
+                let f = self.sources[s as usize].next_flow() as usize;
+                prefetch(&self.flows[f].volume.offered_frames);
+                prefetch(self.flow_tx.current_cell(self.row(f)));
             }
         }
     }

@@ -245,6 +245,12 @@ pub struct Simulator {
     /// UDP frames are delivered at their last bit (see `send_on_link`):
     /// false when the scheme watches what reaches destinations.
     udp_at_last_bit: bool,
+    /// The flows' tables outgrow a core's second-level cache (at least
+    /// `PREFETCH_FLOWS` flows): a source asks for its next unit's flow
+    /// record, and a transmission toward a host for its frame's, ahead of
+    /// use (`engine::prefetch`). Smaller runs skip it: their tables stay
+    /// cached and the hints would only cost.
+    prefetch_flows: bool,
     /// By flow: the connection source that alone writes it, which may
     /// write ahead of its events (`Simulator::park_writer`); `NO_WRITER`
     /// for the others. Empty when no source qualifies.

@@ -823,3 +823,85 @@ fn finished_connection_ends_close_and_change_no_result() {
         }
     }
 }
+
+/// Prefetching flow records (`engine::prefetch`) is a hint to the caches:
+/// forced on in runs too small to take it and off in one large enough,
+/// each gives the results it gives the other way, table by table. The
+/// runs cover a source's next flow drawn from a copy of its stream (many
+/// flows per source, and QCN's limiters parking sources), UDP delivered at
+/// the last bit, classes with PFC, and connections.
+#[test]
+fn prefetching_flow_records_changes_no_result() {
+    let k4 = [
+        ("params.k", "4"),
+        ("params.half", "2"),
+        ("duration", "\"2ms\""),
+    ];
+    let stop = [
+        ("workloads[web].stop", "\"300us\""),
+        ("workloads[incast].stop", "\"300us\""),
+    ];
+    let cases = [
+        (
+            "fat tree, PAUSE + QCN",
+            shipped("bench/fat_tree_k8.toml", &k4),
+        ),
+        (
+            "fat tree, lossless",
+            shipped("bench/fat_tree_k8_lossless.toml", &k4),
+        ),
+        (
+            "k = 8 fat tree, 200 us",
+            shipped("bench/fat_tree_k8.toml", &[("duration", "\"200us\"")]),
+        ),
+        (
+            "web search and incasts",
+            shipped("scenarios/workloads/websearch_incast.toml", &stop),
+        ),
+    ];
+    for (name, sc) in cases {
+        let run = |prefetch: Option<bool>| {
+            let mut s = Simulator::new(&sc, 1);
+            if let Some(p) = prefetch {
+                s.prefetch_flows = p;
+            }
+            (s.prefetch_flows, s.run(&sc, &RunOptions::default()))
+        };
+        let (default, plain) = run(None);
+        let (other, flipped) = run(Some(!default));
+        assert_ne!(default, other);
+        let (plain, flipped) = (plain.unwrap(), flipped.unwrap());
+        assert!(plain.summary.frame_hops > 0, "{name}");
+        assert_eq!(
+            plain.summary.fingerprint, flipped.summary.fingerprint,
+            "{name}"
+        );
+        assert_eq!(plain.summary.events, flipped.summary.events, "{name}");
+        assert_eq!(
+            summary_json(&plain, &[]),
+            summary_json(&flipped, &[]),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?}", plain.flows),
+            format!("{:?}", flipped.flows),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?}", plain.workload_flows),
+            format!("{:?}", flipped.workload_flows),
+            "{name}"
+        );
+        assert_eq!(plain.queues, flipped.queues, "{name}");
+        assert_eq!(
+            format!("{:?}", plain.series),
+            format!("{:?}", flipped.series),
+            "{name}"
+        );
+        assert_eq!(
+            format!("{:?}", plain.pfc_events),
+            format!("{:?}", flipped.pfc_events),
+            "{name}"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 
 use super::partition::Message;
 use super::{event::Event, Role, Simulator};
+use crate::engine::prefetch::prefetch;
 use crate::flowctl::pause::PAUSE_FRAME_BYTES;
 use crate::flowctl::pfc::PFC_FRAME_BYTES;
 use crate::net::ecn::MarkAt;
@@ -67,7 +68,11 @@ impl Simulator {
             p.tx = TxState::Data(class);
             let done = now + p.tx_time(now, size as u64);
             self.events.schedule(done, Event::TxDone { port });
-            p.class_paused(class)
+            let paused = p.class_paused(class);
+            if self.prefetch_flows && self.to_host[port as usize] {
+                self.prefetch_delivery(port, class);
+            }
+            paused
         } else {
             return;
         };
@@ -127,6 +132,33 @@ impl Simulator {
         if self.ports[pi].tx == TxState::Idle {
             self.start_idle(port);
         }
+    }
+
+    /// The frame of `class` starting on `port`, toward a host: a UDP data
+    /// frame is delivered when its last bit leaves (`send_on_link`), so ask
+    /// the caches now for what the delivery reads of its flow (a flow's
+    /// record, its last frame number and its row of bytes delivered are
+    /// lines of tables indexed by flow, which at fabric scale are out of
+    /// the caches by then). Only a hint: nothing changes. Other frames
+    /// (a connection's segments and ACKs, notifications) ask for nothing:
+    /// what they read is elsewhere, and a needless line costs where memory
+    /// is what a run waits on.
+    #[inline(always)]
+    fn prefetch_delivery(&self, port: u32, class: u8) {
+        let Some(frame) = self.ports[port as usize].head_frame(class) else {
+            return;
+        };
+        if frame.kind != FrameKind::Data || !self.udp_at_last_bit || self.has_conn(frame.flow) {
+            return;
+        }
+        let f = frame.flow as usize;
+        let record = &self.flows[f];
+        prefetch(&record.volume.delivered_frames);
+        prefetch(&record.latency_sum_ps);
+        if let Some(seq) = self.last_seq.get(f) {
+            prefetch(seq);
+        }
+        prefetch(self.flow_rx.current_cell(self.row(f)));
     }
 
     /// The last bit of `frame` left `port`: it is received at the peer

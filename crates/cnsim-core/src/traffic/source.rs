@@ -135,6 +135,18 @@ pub struct SourceParams {
     pub flows: Vec<(u32, u32)>,
 }
 
+/// Which of a source's `n` flows a unit goes to: uniform, drawn from the
+/// source's stream unless it has one flow.
+#[inline]
+fn unit_flow(rng: &mut Stream, n: usize) -> usize {
+    use rand::RngExt;
+    if n == 1 {
+        0
+    } else {
+        rng.random_range(0..n)
+    }
+}
+
 impl Source {
     pub fn new(p: SourceParams) -> Source {
         Source {
@@ -184,14 +196,18 @@ impl Source {
         (t < self.stop.0).then_some(Time(t))
     }
 
+    /// The flow of the next unit, as `produce` will draw it once
+    /// `next_time` has drawn the unit's time (a copy of the stream draws
+    /// it; the source itself is unchanged).
+    #[inline]
+    pub fn next_flow(&self) -> u32 {
+        let i = unit_flow(&mut self.rng.clone(), self.flows.len());
+        self.flows.get(i).0
+    }
+
     /// A unit is produced now (in slot `next_slot`).
     pub fn produce(&mut self) {
-        use rand::RngExt;
-        let i = if self.flows.len() == 1 {
-            0
-        } else {
-            self.rng.random_range(0..self.flows.len())
-        };
+        let i = unit_flow(&mut self.rng, self.flows.len());
         let (flow, dst_host) = self.flows.get(i);
         self.pending = Pending {
             flow,
@@ -244,7 +260,11 @@ mod tests {
     use crate::engine::rng::stream;
 
     fn source(load: f64) -> Source {
-        Source::new(SourceParams {
+        Source::new(params(load))
+    }
+
+    fn params(load: f64) -> SourceParams {
+        SourceParams {
             host_node: 0,
             host_port: 0,
             transport: Transport::Udp,
@@ -257,7 +277,7 @@ mod tests {
             frame: 1500,
             unit_bytes: 1500,
             flows: vec![(0, 0)],
-        })
+        }
     }
 
     #[test]
@@ -318,6 +338,40 @@ mod tests {
             assert_eq!(l, FlowList::List(list.clone()));
             assert_eq!((0..list.len()).map(|i| l.get(i)).collect::<Vec<_>>(), list);
         }
+    }
+
+    /// `next_flow`, asked once a unit's time is drawn, names the flow
+    /// `produce` then draws, unit after unit, and leaves the source's
+    /// stream as it was: a source that asks before every unit draws the
+    /// same units at the same times as one that never asks.
+    #[test]
+    fn the_next_flow_is_the_one_produced_and_asking_changes_nothing() {
+        // A drawn offset in each slot: the stream serves three draws a unit.
+        let many = |rng| {
+            Source::new(SourceParams {
+                flows: (0..40).map(|i| (100 + 3 * i, i)).collect(),
+                rng,
+                slot_offset: None,
+                ..params(0.3)
+            })
+        };
+        let (mut asked, mut plain) = (many(stream(7, 3)), many(stream(7, 3)));
+        let (mut t, mut u) = (Time::ZERO, Time::ZERO);
+        let mut flows_seen = std::collections::BTreeSet::new();
+        for _ in 0..2_000 {
+            // As the engine asks: once the unit's time is drawn.
+            t = asked.next_time(t).expect("before the stop");
+            u = plain.next_time(u).expect("before the stop");
+            assert_eq!(t, u);
+            let predicted = asked.next_flow();
+            asked.produce();
+            plain.produce();
+            let (flow, dst, _) = asked.peek_frame().expect("a unit");
+            assert_eq!(flow, predicted);
+            assert_eq!(plain.peek_frame(), Some((flow, dst, 1500)));
+            flows_seen.insert(flow);
+        }
+        assert_eq!(flows_seen.len(), 40, "the draws cover every flow");
     }
 
     #[test]
