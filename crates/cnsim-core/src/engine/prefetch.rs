@@ -1,6 +1,7 @@
 //! A hint to the processor's caches: bring in the line holding a value the
-//! engine will read a little later (a flow's record at its destination,
-//! read when the frame now starting on the host's link has left it).
+//! engine will read a little later (a flow's record, read when the frame
+//! now starting toward its host has left, or when a source pushes the unit
+//! whose time it has just drawn).
 
 /// Ask for the cache line holding `value`. Nothing is read or written and
 /// nothing can fault; off x86-64 it does nothing.

@@ -457,11 +457,20 @@ impl Simulator {
                 self.events.schedule(t, Event::SourceFire { source: s });
             }
             if self.prefetch_flows {
-                let f = self.sources[s as usize].next_flow() as usize;
-                prefetch(&self.flows[f].volume.offered_frames);
-                prefetch(self.flow_tx.current_cell(self.row(f)));
+                self.prefetch_next_unit(s);
             }
         }
+    }
+
+    /// Ask the caches for what source `s`'s next unit will update of its
+    /// flow (`Simulator::prefetch_flows`): the flow's counters and its
+    /// cell of bytes sent, read when the unit is pushed, one gap from now.
+    /// Out of line, as `prefetch_delivery`.
+    #[inline(never)]
+    fn prefetch_next_unit(&self, s: u32) {
+        let f = self.sources[s as usize].next_flow() as usize;
+        prefetch(&self.flows[f].volume.offered_frames);
+        prefetch(self.flow_tx.current_cell(self.row(f)));
     }
 
     /// A host's lone source whose next unit, due at `t`, finds its rate

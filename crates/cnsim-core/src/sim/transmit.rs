@@ -142,8 +142,9 @@ impl Simulator {
     /// the caches by then). Only a hint: nothing changes. Other frames
     /// (a connection's segments and ACKs, notifications) ask for nothing:
     /// what they read is elsewhere, and a needless line costs where memory
-    /// is what a run waits on.
-    #[inline(always)]
+    /// is what a run waits on. Out of line: inlined, it weighed on the
+    /// runs that skip it.
+    #[inline(never)]
     fn prefetch_delivery(&self, port: u32, class: u8) {
         let Some(frame) = self.ports[port as usize].head_frame(class) else {
             return;
