@@ -36,6 +36,23 @@ fn summary_json(r: &RunResult, also: &[&str]) -> serde_json::Value {
     v
 }
 
+/// Two runs of one scenario gave the same results: fingerprint, events,
+/// summary (but the machine's costs), every flow, queue, series and PFC
+/// event. `name` says which case failed.
+fn assert_same_results(a: &RunResult, b: &RunResult, name: &str) {
+    assert_eq!(a.summary.fingerprint, b.summary.fingerprint, "{name}");
+    assert_eq!(a.summary.events, b.summary.events, "{name}");
+    assert_eq!(summary_json(a, &[]), summary_json(b, &[]), "{name}");
+    let debug = |r: &RunResult| {
+        format!(
+            "{:?}\n{:?}\n{:?}\n{:?}",
+            r.flows, r.workload_flows, r.series, r.pfc_events
+        )
+    };
+    assert_eq!(a.queues, b.queues, "{name}");
+    assert_eq!(debug(a), debug(b), "{name}");
+}
+
 /// H1 -- SW -- H2 at 10 Gb/s; H1 sends 1500 B frames at 90% of the line
 /// rate on the slot grid; the congestion point never samples on its own.
 fn sim(bcn_extra: &str) -> Simulator {
@@ -734,27 +751,7 @@ fn finished_connection_ends_close_and_change_no_result() {
                 .unwrap_or_else(|e| panic!("{e}"))
         };
         let (closed, open) = (run(false), run(true));
-        assert_eq!(
-            closed.summary.fingerprint, open.summary.fingerprint,
-            "{name}"
-        );
-        assert_eq!(closed.summary.events, open.summary.events, "{name}");
-        assert_eq!(closed.queues, open.queues, "{name}");
-        assert_eq!(
-            format!("{:?}", closed.series),
-            format!("{:?}", open.series),
-            "{name}"
-        );
-        assert_eq!(
-            format!("{:?}", closed.workload_flows),
-            format!("{:?}", open.workload_flows),
-            "{name}"
-        );
-        assert_eq!(
-            summary_json(&closed, &[]),
-            summary_json(&open, &[]),
-            "{name}"
-        );
+        assert_same_results(&closed, &open, name);
         // Split over two threads, each flow's ends in different partitions
         // (a late ACK crosses to a sender that is done).
         let split = super::run(
@@ -872,36 +869,6 @@ fn prefetching_flow_records_changes_no_result() {
         assert_ne!(default, other);
         let (plain, flipped) = (plain.unwrap(), flipped.unwrap());
         assert!(plain.summary.frame_hops > 0, "{name}");
-        assert_eq!(
-            plain.summary.fingerprint, flipped.summary.fingerprint,
-            "{name}"
-        );
-        assert_eq!(plain.summary.events, flipped.summary.events, "{name}");
-        assert_eq!(
-            summary_json(&plain, &[]),
-            summary_json(&flipped, &[]),
-            "{name}"
-        );
-        assert_eq!(
-            format!("{:?}", plain.flows),
-            format!("{:?}", flipped.flows),
-            "{name}"
-        );
-        assert_eq!(
-            format!("{:?}", plain.workload_flows),
-            format!("{:?}", flipped.workload_flows),
-            "{name}"
-        );
-        assert_eq!(plain.queues, flipped.queues, "{name}");
-        assert_eq!(
-            format!("{:?}", plain.series),
-            format!("{:?}", flipped.series),
-            "{name}"
-        );
-        assert_eq!(
-            format!("{:?}", plain.pfc_events),
-            format!("{:?}", flipped.pfc_events),
-            "{name}"
-        );
+        assert_same_results(&plain, &flipped, name);
     }
 }
