@@ -148,9 +148,12 @@ def test_the_rate_limiter_view_draws_cr_and_qcns_tr(scheme_runs):
     qcn = scheme_runs["qcn"]
     fig = qcn.plot("rate_limiters")
     labels = fig.axes[0].get_legend_handles_labels()[1]
-    # 81 flows: the 6 held furthest below their peak, each with CR and TR (12 lines).
+    # Of the 81 flows those that had a limiter have rows: the 6 held furthest below their
+    # peak, each with CR and TR (12 lines).
+    throttled = int((qcn.flows["rl_installs"] > 0).sum())
+    assert qcn.rate_limiters["flow"].nunique() == throttled and 6 < throttled < len(qcn.flows) == 81
     assert len(labels) == plots.MAX_SERIES and sum(label.endswith(" TR") for label in labels) == 6
-    assert "the 6 most limited of 81 flows" in fig._suptitle.get_text().replace("\n", " ")
+    assert f"the 6 most limited of {throttled} flows with a limiter" in fig._suptitle.get_text().replace("\n", " ")
 
 
 def test_identical_series_are_drawn_distinguishably(scheme_runs):

@@ -224,8 +224,13 @@ def test_run_returns_the_declared_series(request, fixture):
     assert len(set(SERIES_NAMES)) == len(SERIES_NAMES)
     assert set(raw) >= {"summary", "bin_s", "n_bins", "flows", "queues", *SERIES_NAMES}
     summary = json.loads(raw["summary"])
+    # The limiter series have a row per flow that had a limiter, in flow order.
+    rl_flows = raw["flow_rl_flows"]
+    assert list(rl_flows) == sorted(set(rl_flows))
+    assert set(rl_flows) == set(np.flatnonzero(np.asarray(raw["flows"]["rl_installs"]) > 0))
     rows = {
         "flows": len(raw["flows"]["name"]),
+        "limiters": len(rl_flows),
         "queues": len(raw["queues"]["name"]),
         "buffers": len(summary.get("buffers", [])),
         "ingress": len(summary.get("ingress", [])),

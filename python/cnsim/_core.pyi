@@ -12,7 +12,8 @@ ENGINE_ID: Final[str]
 #: How the engine was compiled: "release", "release, PGO" or "debug".
 BUILD: Final[str]
 #: The binned series ``run`` returns, in order: (name, rows, dtype), where
-#: rows is "flows" or "queues" and dtype a numpy dtype name.
+#: rows is "flows", "limiters", "queues", "buffers" or "ingress" and dtype
+#: a numpy dtype name.
 SERIES: Final[tuple[tuple[str, str, str], ...]]
 
 class ScenarioError(Exception):
@@ -68,4 +69,6 @@ def run(
     and ``workload_flows`` (with workloads: one list per column, one entry per
     workload flow) and one rows × bins numpy matrix per entry of
     :data:`SERIES` (no rows for a series the run does not have; the flow
-    series have a row per source flow, then one per workload)."""
+    series have a row per source flow, then one per workload; the limiter
+    series one per source flow in ``flow_rl_flows``, the ascending indices
+    of the flows that had a rate limiter)."""

@@ -102,7 +102,7 @@ def run(
     with reserve_result(out, force=force) if out is not None else contextlib.nullcontext() as slot:
         raw = _run_core(text, origin, pairs, fmt, seed, progress, limits)
         try:
-            result = Result.from_core(raw, scenario_file=origin)
+            result = Result.from_core(raw, scenario_file=origin, consume=True)
         except MemoryError:
             del raw
             raise _core.SimulationError(

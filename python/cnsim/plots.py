@@ -428,7 +428,7 @@ def _rate_limiter_view(results, labels, title):
         _decorate(ax, "rate (Gb/s)", xlabel=ax is axes[-1])
         _legend(ax)
         what = "current (CR) and target (TR) rate" if with_target else "current rate (CR)"
-        _panel_title(fig, ax, f"{title}: {what}", label, _kept(len(shown), len(cut), "most limited", "flows"),
+        _panel_title(fig, ax, f"{title}: {what}", label, _kept(len(shown), len(cut), "most limited", "flows with a limiter"),
                      len(results))
     return fig
 

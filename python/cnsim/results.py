@@ -9,8 +9,8 @@ A result directory holds::
     link_throughput.parquet      time_s, queue, gbps
     queue_occupancy.parquet      time_s, queue, mean_bytes, max_bytes, drops, xoff
     rate_limiters.parquet        time_s, flow, rate_gbps, target_gbps, queue_mean_bytes,
-                                 queue_max_bytes, alpha (rows only with a congestion-
-                                 notification scheme; target_gbps is QCN's and DCQCN's TR,
+                                 queue_max_bytes, alpha (rows only for flows that had a rate
+                                 limiter; target_gbps is QCN's and DCQCN's TR,
                                  alpha DCQCN's, else NaN)
     transport.parquet            time_s, flow, cwnd_bytes, retransmissions, timeouts, alpha
                                  (rows only for TCP flows; alpha is DCTCP's, else NaN)
@@ -121,7 +121,11 @@ class Result:
         DCQCN's target rate TR; NaN for other schemes), queue_mean_bytes and
         queue_max_bytes (the limiter's queue), alpha (DCQCN's α,
         time-averaged, 0 before the flow's first CNP; NaN for other
-        schemes). Empty without a congestion-notification scheme.
+        schemes). Rows only for the flows whose reaction point installed a
+        rate limiter at some time in the run (``flows.rl_installs`` > 0, or
+        a limiter that held frames); the others kept their line rate and an
+        empty limiter queue throughout. Empty without a
+        congestion-notification scheme.
     transport : DataFrame
         time_s, flow, cwnd_bytes (time-averaged congestion window),
         retransmissions (segments), timeouts and alpha (DCTCP's α,
@@ -319,8 +323,14 @@ class Result:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def from_core(cls, raw: Mapping[str, Any], scenario_file: str | None = None) -> Result:
-        """Build a Result from the dict returned by ``cnsim._core.run``."""
+    def from_core(cls, raw: Mapping[str, Any], scenario_file: str | None = None, *,
+                  consume: bool = False) -> Result:
+        """Build a Result from the dict returned by ``cnsim._core.run``.
+
+        With *consume* (*raw* must then be a dict), the per-flow records and
+        series are removed from *raw* once their tables hold them, so that a
+        run with a million flows does not hold both at once.
+        """
         summary = raw["summary"]
         summary = json.loads(summary) if isinstance(summary, (str, bytes)) else dict(summary)
         bin_s = float(raw["bin_s"])
@@ -330,7 +340,7 @@ class Result:
         summary.setdefault("bin_s", bin_s)
         summary.setdefault("n_bins", n_bins)
 
-        flows = _record_frame(raw["flows"], _FLOW_META)
+        flows = _record_frame(raw.pop("flows") if consume else raw["flows"], _FLOW_META)
         queues = _record_frame(raw["queues"], _QUEUE_META)
         n_flows, n_queues = len(flows), len(queues)
         # The flow series have a row per source flow, then one per workload.
@@ -339,7 +349,10 @@ class Result:
 
         buffer_names = np.array([b["switch"] for b in summary.get("buffers") or ()], dtype=object)
         ingress_rows = summary.get("ingress") or []
-        rows = {"flows": n_rows, "queues": n_queues, "buffers": len(buffer_names), "ingress": len(ingress_rows)}
+        # The source flows that had a rate limiter: the rows of the limiter series.
+        rl_flows = np.asarray(raw.get("flow_rl_flows", ()), dtype=np.int64)
+        rows = {"flows": n_rows, "limiters": len(rl_flows), "queues": n_queues, "buffers": len(buffer_names),
+                "ingress": len(ingress_rows)}
 
         def series(name: str) -> np.ndarray:
             # Converted where used: a run without a scheme's series allocates none.
@@ -377,6 +390,9 @@ class Result:
             },
             copy=False,
         )
+        del tx, rx
+        if consume:
+            del raw["flow_tx_bytes"], raw["flow_rx_bytes"]
         link_throughput = pd.DataFrame(
             {
                 "time_s": np.tile(times, n_queues),
@@ -397,23 +413,24 @@ class Result:
             copy=False,
         )
         rate_limiters = _empty_rate_limiters()
-        if _has_rows(raw, "flow_rl_rate_mean"):
-            # The target rate is QCN's; other schemes have none.
-            # Levels (rates, α) exist per source flow; a workload's row has none.
+        if len(rl_flows):
+            # Rows only for the flows that had a limiter (the others kept their line rate).
+            # The target rate is QCN's; other schemes have none. α is DCQCN's, a row per flow.
+            n_rl = len(rl_flows)
             if _has_rows(raw, "flow_rl_target_mean"):
-                rl_target = series("flow_rl_target_mean")[:n_flows]
+                rl_target = series("flow_rl_target_mean")
             else:
-                rl_target = np.full((n_flows, n_bins), np.nan)
-            alpha = (series("flow_alpha_mean")[:n_flows] if _has_rows(raw, "flow_alpha_mean")
-                     else np.full((n_flows, n_bins), np.nan))
+                rl_target = np.full((n_rl, n_bins), np.nan)
+            alpha = (series("flow_alpha_mean")[rl_flows] if _has_rows(raw, "flow_alpha_mean")
+                     else np.full((n_rl, n_bins), np.nan))
             rate_limiters = pd.DataFrame(
                 {
-                    "time_s": np.tile(times, n_flows),
-                    "flow": _repeat_names(flow_names, n_bins),
-                    "rate_gbps": series("flow_rl_rate_mean")[:n_flows].ravel() / 1e9,
+                    "time_s": np.tile(times, n_rl),
+                    "flow": _repeat_names(flow_names[rl_flows], n_bins),
+                    "rate_gbps": series("flow_rl_rate_mean").ravel() / 1e9,
                     "target_gbps": rl_target.ravel() / 1e9,
-                    "queue_mean_bytes": series("flow_rl_occ_mean")[:n_flows].ravel(),
-                    "queue_max_bytes": series("flow_rl_occ_max")[:n_flows].ravel().astype(np.int64),
+                    "queue_mean_bytes": series("flow_rl_occ_mean").ravel(),
+                    "queue_max_bytes": series("flow_rl_occ_max").ravel().astype(np.int64),
                     "alpha": alpha.ravel(),
                 },
                 copy=False,

@@ -177,14 +177,19 @@ pub struct Series {
     pub queue_xoff: Vec<u64>,
     pub queue_occ_mean: Vec<f64>,
     pub queue_occ_max: Vec<u64>,
-    /// Flows × bins, only with a congestion-notification scheme (else
-    /// empty): the rate limiter's rate (bit/s; the line rate when none is
+    /// The source flows whose reaction point installed a rate limiter
+    /// during the run (or whose limiter held frames), ascending: the rows
+    /// of the four `flow_rl_` series. Other flows kept their line rate
+    /// and had no limiter queue throughout.
+    pub flow_rl_flows: Vec<u32>,
+    /// `flow_rl_flows` × bins (empty without a congestion-notification
+    /// scheme): the rate limiter's rate (bit/s; the line rate while none is
     /// installed) and its queue (bytes).
     pub flow_rl_rate_mean: Vec<f64>,
     pub flow_rl_occ_mean: Vec<f64>,
     pub flow_rl_occ_max: Vec<u64>,
-    /// Per flow and bin: the QCN reaction point's target rate TR, bit/s
-    /// (empty without QCN).
+    /// `flow_rl_flows` × bins: the QCN reaction point's target rate TR,
+    /// bit/s (empty without QCN).
     pub flow_rl_target_mean: Vec<f64>,
     /// Per flow: DCQCN's or DCTCP's α, time-averaged (rows only with
     /// DCQCN or DCTCP).

@@ -210,6 +210,8 @@ impl Dtype for f64 {
 #[derive(Clone, Copy)]
 enum Rows {
     Flows,
+    /// The source flows that had a rate limiter (`flow_rl_flows`).
+    Limiters,
     Queues,
     /// Shared-buffer switches, in the order of the summary's `buffers`.
     Buffers,
@@ -222,6 +224,7 @@ impl Rows {
     const fn name(self) -> &'static str {
         match self {
             Rows::Flows => "flows",
+            Rows::Limiters => "limiters",
             Rows::Queues => "queues",
             Rows::Buffers => "buffers",
             Rows::Ingress => "ingress",
@@ -236,7 +239,8 @@ impl Rows {
 /// the matrices in `run`'s dict; adding a series is one line here.
 macro_rules! series {
     ($($name:ident: $rows:ident, $dtype:ty;)*) => {
-        /// (name, "flows" | "queues", numpy dtype) of each series, in order.
+        /// (name, what its rows are: "flows", "limiters", "queues", "buffers" or
+        /// "ingress", numpy dtype) of each series, in order.
         const SERIES: &[(&str, &str, &str)] =
             &[$((stringify!($name), Rows::$rows.name(), <$dtype as Dtype>::NAME)),*];
 
@@ -246,6 +250,7 @@ macro_rules! series {
             out: &Bound<'_, PyDict>,
             s: cnsim_core::results::Series,
             flows: usize,
+            limiters: usize,
             queues: usize,
             buffers: usize,
             ingress: usize,
@@ -256,6 +261,7 @@ macro_rules! series {
                 let rows = match (values.is_empty(), Rows::$rows) {
                     (true, _) => 0,
                     (false, Rows::Flows) => flows,
+                    (false, Rows::Limiters) => limiters,
                     (false, Rows::Queues) => queues,
                     (false, Rows::Buffers) => buffers,
                     (false, Rows::Ingress) => ingress,
@@ -275,10 +281,10 @@ series! {
     queue_occ_max: Queues, u64;
     queue_drops: Queues, u64;
     queue_xoff: Queues, u64;
-    flow_rl_rate_mean: Flows, f64;
-    flow_rl_occ_mean: Flows, f64;
-    flow_rl_occ_max: Flows, u64;
-    flow_rl_target_mean: Flows, f64;
+    flow_rl_rate_mean: Limiters, f64;
+    flow_rl_occ_mean: Limiters, f64;
+    flow_rl_occ_max: Limiters, u64;
+    flow_rl_target_mean: Limiters, f64;
     flow_alpha_mean: Flows, f64;
     flow_cwnd_mean: Flows, f64;
     flow_retransmissions: Flows, u64;
@@ -334,7 +340,10 @@ fn run<'py>(
     let qs = std::mem::take(&mut result.summary.queues);
     let summary = serde_json::to_string(&result.summary)
         .map_err(|e| SimulationError::new_err(e.to_string()))?;
-    let s = result.series;
+    let mut s = result.series;
+    // Rows of the limiter series: the flows that had a limiter.
+    let rl_flows = std::mem::take(&mut s.flow_rl_flows);
+    let n_limiters = rl_flows.len();
     // Rows of the flow series: the sources' flows, then one per workload.
     let n_flows = flows.len() + result.summary.workloads.len();
     let n_queues = result.queues.len();
@@ -342,6 +351,7 @@ fn run<'py>(
     out.set_item("summary", summary)?;
     out.set_item("bin_s", s.bin.as_secs_f64())?;
     out.set_item("n_bins", s.n_bins)?;
+    out.set_item("flow_rl_flows", PyArray1::from_vec(py, rl_flows))?;
     out.set_item("flows", columns_of(py, &flows)?)?;
     drop(flows);
     out.set_item("queues", columns_of(py, &qs)?)?;
@@ -388,7 +398,7 @@ fn run<'py>(
     }
     let n_buffers = result.summary.buffers.len();
     let n_ingress = result.summary.ingress.len();
-    set_series(&out, s, n_flows, n_queues, n_buffers, n_ingress)?;
+    set_series(&out, s, n_flows, n_limiters, n_queues, n_buffers, n_ingress)?;
     Ok(out)
 }
 

@@ -144,10 +144,30 @@ impl BinnedLevel {
 
     /// Take `row` as another partition kept it (a split run).
     pub fn take_row(&mut self, o: &BinnedLevel, row: usize) {
-        let bins = row * self.n_bins..(row + 1) * self.n_bins;
-        self.rows[row] = o.rows[row];
-        self.area[bins.clone()].copy_from_slice(&o.area[bins.clone()]);
-        self.max[bins.clone()].copy_from_slice(&o.max[bins]);
+        self.take_row_as(o, row, row);
+    }
+
+    /// Take row `from` of another partition's series as row `to`.
+    pub fn take_row_as(&mut self, o: &BinnedLevel, from: usize, to: usize) {
+        let n = self.n_bins;
+        self.rows[to] = o.rows[from];
+        self.area[to * n..(to + 1) * n].copy_from_slice(&o.area[from * n..(from + 1) * n]);
+        self.max[to * n..(to + 1) * n].copy_from_slice(&o.max[from * n..(from + 1) * n]);
+    }
+
+    /// Add a row whose level has been `level` since time zero, as if it had
+    /// been set then and not since; returns its index.
+    pub fn push_row(&mut self, level: u64) -> usize {
+        self.rows.push(Row {
+            last: 0,
+            level,
+            bin: 0,
+            area: 0.0,
+            max: level,
+        });
+        self.area.resize(self.area.len() + self.n_bins, 0.0);
+        self.max.resize(self.max.len() + self.n_bins, 0);
+        self.rows.len() - 1
     }
 
     /// The level of `row` becomes `v` at time `t`.
@@ -236,6 +256,63 @@ impl BinnedLevel {
         }
         mean
     }
+}
+
+/// Rows of series made on first use, for keys of which few ever need one
+/// (a fabric's flows: few ever have a rate limiter, and a row for each of
+/// the others would only repeat its line rate): the row of each key and
+/// the key of each row.
+#[derive(Default)]
+pub struct RowsOnDemand {
+    row_of: Vec<u32>,
+    keys: Vec<u32>,
+}
+
+const NO_ROW: u32 = u32::MAX;
+
+impl RowsOnDemand {
+    /// No rows yet, for keys `0..keys`.
+    pub fn new(keys: usize) -> Self {
+        RowsOnDemand {
+            row_of: vec![NO_ROW; keys],
+            keys: Vec::new(),
+        }
+    }
+
+    /// The row of `key`, if it has one (none for a key out of range).
+    #[inline]
+    pub fn get(&self, key: usize) -> Option<usize> {
+        match self.row_of.get(key) {
+            Some(&row) if row != NO_ROW => Some(row as usize),
+            _ => None,
+        }
+    }
+
+    /// Give `key`, which has none, the next row; returns it.
+    pub fn add(&mut self, key: usize) -> usize {
+        debug_assert_eq!(self.row_of[key], NO_ROW, "a key has one row");
+        let row = self.keys.len();
+        self.row_of[key] = row as u32;
+        self.keys.push(key as u32);
+        row
+    }
+
+    /// The keys that have rows, ascending, and the row of each: the order
+    /// results list them in, whatever order the rows were made in.
+    pub fn by_key(&self) -> (Vec<u32>, Vec<usize>) {
+        let mut rows: Vec<usize> = (0..self.keys.len()).collect();
+        rows.sort_unstable_by_key(|&r| self.keys[r]);
+        (rows.iter().map(|&r| self.keys[r]).collect(), rows)
+    }
+}
+
+/// Rows `order` of a rows × `n_bins` matrix, in that order.
+pub fn gather_rows<T: Copy>(matrix: &[T], order: &[usize], n_bins: usize) -> Vec<T> {
+    order
+        .iter()
+        .flat_map(|&r| &matrix[r * n_bins..(r + 1) * n_bins])
+        .copied()
+        .collect()
 }
 
 #[cfg(test)]
@@ -340,5 +417,61 @@ mod tests {
             s.add(0, Time(t), 1);
         }
         assert_eq!(s.data, vec![2, 2]);
+    }
+
+    /// A row made late holds what a row set at time zero and left alone
+    /// until then would: the same means and maxima after the same changes,
+    /// bit for bit, wherever the cursor is when it is made.
+    #[test]
+    fn a_row_made_late_equals_one_set_at_time_zero() {
+        let (n_bins, bin) = (6, Time(100));
+        let changes = [
+            (Time(250), 4_u64),
+            (Time(260), 9),
+            (Time(420), 0),
+            (Time(555), 7),
+        ];
+        let mut dense = BinnedLevel::new(2, n_bins, bin);
+        dense.set(0, Time::ZERO, 10);
+        let mut sparse = BinnedLevel::new(1, n_bins, bin);
+        // Row 0 elsewhere moves the cursor past bin 0 before the new row exists.
+        dense.set(1, Time(130), 3);
+        sparse.set(0, Time(130), 3);
+        let row = sparse.push_row(10);
+        assert_eq!(row, 1);
+        for &(t, v) in &changes {
+            dense.set(0, t, v);
+            sparse.set(row, t, v);
+        }
+        let (d, s) = (dense.finish(Time(600)), sparse.finish(Time(600)));
+        // The rows trade places: the late one is the sparse series' second.
+        let swap = |v: &[f64]| [&v[n_bins..], &v[..n_bins]].concat();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&d), bits(&swap(&s)));
+        assert_eq!(dense.max_row(0), sparse.max_row(1));
+        assert_eq!(dense.max_row(1), sparse.max_row(0));
+        assert_eq!(d[..n_bins], [10.0, 10.0, 9.0, 9.0, 1.8, 3.15]);
+    }
+
+    #[test]
+    fn rows_on_demand_list_their_keys_in_order_with_their_rows() {
+        let mut rows = RowsOnDemand::new(10);
+        assert_eq!(rows.get(7), None);
+        assert_eq!(rows.add(7), 0);
+        assert_eq!(rows.add(2), 1);
+        assert_eq!(rows.add(5), 2);
+        assert_eq!(
+            (rows.get(7), rows.get(2), rows.get(3)),
+            (Some(0), Some(1), None)
+        );
+        assert_eq!(rows.get(10), None);
+        let (keys, order) = rows.by_key();
+        assert_eq!(keys, vec![2, 5, 7]);
+        assert_eq!(order, vec![1, 2, 0]);
+        let matrix = [70, 71, 20, 21, 50, 51];
+        assert_eq!(
+            gather_rows(&matrix, &order, 2),
+            vec![20, 21, 50, 51, 70, 71]
+        );
     }
 }

@@ -16,7 +16,9 @@ use crate::net::routing;
 use crate::net::topology::NodeKind;
 
 /// Engine phase: bytes per flow and bin, per port and bin, of the binned
-/// series (see `metrics::series`: a sum is 8 B, a level 16 B).
+/// series (see `metrics::series`: a sum is 8 B, a level 16 B). The limiter
+/// series have rows only for flows that install a limiter; they are
+/// counted for every flow, as every flow may.
 const FLOW_SERIES: u64 = 16;
 const LIMITER_SERIES: u64 = 32;
 const QCN_SERIES: u64 = 16;

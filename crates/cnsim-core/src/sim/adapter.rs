@@ -232,7 +232,7 @@ impl Simulator {
             rl.bytes -= frame.size as u64;
             frame.cpid = rl.cpid;
             let bytes = rl.bytes;
-            if let Some(row) = self.level_row(f) {
+            if let Some(row) = self.limiter_row(f) {
                 self.rl_occ.set(row, now, bytes);
             }
             self.release_to_egress(node, frame);
@@ -381,7 +381,7 @@ impl Simulator {
             rl.queue.push_back(frame);
             rl.bytes += frame.size as u64;
             let bytes = rl.bytes;
-            if let Some(row) = self.level_row(f) {
+            if let Some(row) = self.limiter_row(f) {
                 self.rl_occ.set(row, self.now, bytes);
             }
             self.rl_schedule(l);

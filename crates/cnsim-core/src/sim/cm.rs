@@ -241,6 +241,34 @@ impl Simulator {
         r
     }
 
+    /// The row of flow `f`'s limiter levels (`rl_rate`, `rl_occ`,
+    /// `rl_target`), made the first time it is asked for, or None for a
+    /// workload flow (see `level_row`).
+    #[inline]
+    pub(super) fn limiter_row(&mut self, f: usize) -> Option<usize> {
+        self.level_row(f)?;
+        Some(match self.rl_rows.get(f) {
+            Some(row) => row,
+            None => self.new_limiter_row(f),
+        })
+    }
+
+    /// A row for flow `f`'s limiter levels, holding what they were since
+    /// the start: the line rate and an empty queue.
+    #[cold]
+    #[inline(never)]
+    fn new_limiter_row(&mut self, f: usize) -> usize {
+        let line = self.limiters[f].line as u64;
+        let row = self.rl_rows.add(f);
+        let rate = self.rl_rate.push_row(line);
+        let occ = self.rl_occ.push_row(0);
+        debug_assert!(row == rate && row == occ, "the limiter series share rows");
+        if let Some(target) = self.rl_target.as_mut() {
+            target.push_row(line);
+        }
+        row
+    }
+
     /// Record flow `f`'s α (in [0, 1]) in its series, in units of 2^-32.
     pub(super) fn set_alpha(&mut self, f: usize, alpha: f64) {
         if let Some(row) = self.level_row(f) {
@@ -263,12 +291,14 @@ impl Simulator {
     #[inline(never)]
     fn apply_reaction(&mut self, row: u32, r: Reaction) {
         let (f, now) = (row as usize, self.now);
-        if let Some(row) = self.level_row(f) {
-            if r.rate_changed {
-                self.rl_rate.set(row, now, self.limiters[f].rate as u64);
-            }
-            if let Some(target) = r.target {
-                self.rl_target.set(row, now, target as u64);
+        if r.installed || r.rate_changed || r.target.is_some() {
+            if let Some(row) = self.limiter_row(f) {
+                if r.rate_changed {
+                    self.rl_rate.set(row, now, self.limiters[f].rate as u64);
+                }
+                if let (Some(target), Some(series)) = (r.target, self.rl_target.as_mut()) {
+                    series.set(row, now, target as u64);
+                }
             }
         }
         if let Some(alpha) = r.alpha {

@@ -4,6 +4,7 @@
 use super::switch::{SwitchState, NO_INGRESS_ROW};
 use super::Role;
 use super::{RunError, Simulator};
+use crate::metrics::series::gather_rows;
 use crate::net::topology::{BufferModel, NodeKind};
 use crate::results::{
     BufferSummary, BufferThresholds, ClassSummary, ClassThresholds, IngressRow, PfcTotals, RunCost,
@@ -82,9 +83,18 @@ impl Simulator {
             v.iter_mut().skip(from).for_each(|x| *x = f64::NAN);
             v
         };
-        let rl_rate_mean = levels(self.rl_rate.finish(end));
-        let rl_occ_mean = levels(self.rl_occ.finish(end));
-        let rl_target_mean = levels(self.rl_target.finish(end));
+        // The limiters' rows in the order of their flows, however the run
+        // made them (in a split run, each partition makes its own).
+        let n_bins = self.flow_tx.n_bins;
+        let (rl_flows, rl_order) = self.rl_rows.by_key();
+        let rl_rows = |m: &[f64]| gather_rows(m, &rl_order, n_bins);
+        let rl_rate_mean = rl_rows(&self.rl_rate.finish(end));
+        let rl_occ_mean = rl_rows(&self.rl_occ.finish(end));
+        let rl_occ_max = gather_rows(&self.rl_occ.max, &rl_order, n_bins);
+        let rl_target_mean = self
+            .rl_target
+            .as_mut()
+            .map_or_else(Vec::new, |t| rl_rows(&t.finish(end)));
         let alpha_mean = levels(
             self.flow_alpha
                 .finish(end)
@@ -93,7 +103,6 @@ impl Simulator {
                 .collect(),
         );
         let tcp_cwnd_mean = levels(self.tcp_cwnd.finish(end));
-        self.rl_occ.max.iter_mut().skip(from).for_each(|x| *x = 0);
         let workload_records = self.workload_records();
         let flows_finished = self.workload.all_finished;
         let series = Series {
@@ -106,9 +115,10 @@ impl Simulator {
             queue_xoff: std::mem::take(&mut self.queue_xoff.data),
             queue_occ_mean: occ_mean,
             queue_occ_max: std::mem::take(&mut self.queue_occ.max),
+            flow_rl_flows: rl_flows,
             flow_rl_rate_mean: rl_rate_mean,
             flow_rl_occ_mean: rl_occ_mean,
-            flow_rl_occ_max: std::mem::take(&mut self.rl_occ.max),
+            flow_rl_occ_max: rl_occ_max,
             flow_rl_target_mean: rl_target_mean,
             flow_alpha_mean: alpha_mean,
             flow_cwnd_mean: tcp_cwnd_mean,

@@ -152,10 +152,15 @@ impl Simulator {
                 self.note_active(f as u32);
             }
             if f < self.workload.first as usize {
+                if let Some(from) = o.rl_rows.get(f) {
+                    let to = self.limiter_row(f).expect("a source flow");
+                    self.rl_rate.take_row_as(&o.rl_rate, from, to);
+                    self.rl_occ.take_row_as(&o.rl_occ, from, to);
+                    if let (Some(a), Some(b)) = (self.rl_target.as_mut(), o.rl_target.as_ref()) {
+                        a.take_row_as(b, from, to);
+                    }
+                }
                 for (a, b) in [
-                    (&mut self.rl_rate, &o.rl_rate),
-                    (&mut self.rl_occ, &o.rl_occ),
-                    (&mut self.rl_target, &o.rl_target),
                     (&mut self.flow_alpha, &o.flow_alpha),
                     (&mut self.tcp_cwnd, &o.tcp_cwnd),
                 ] {

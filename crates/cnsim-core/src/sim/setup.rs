@@ -13,7 +13,7 @@ use crate::cm::Scheme;
 use crate::engine::rng::Stream;
 use crate::engine::rng::{component_key, stream, Geometric};
 use crate::flowctl::watchdog::Watchdog;
-use crate::metrics::series::{BinnedLevel, BinnedSum};
+use crate::metrics::series::{BinnedLevel, BinnedSum, RowsOnDemand};
 use crate::net::ecn::{MarkAt, PortMarking};
 use crate::net::mmu::Mmu;
 use crate::net::port::{Port, PortClasses};
@@ -387,8 +387,10 @@ impl Simulator {
                     NodeKind::Host(_) => Time::ZERO,
                 })
                 .collect(),
-            rl_rate: BinnedLevel::new(if has_limiters { n_rows } else { 0 }, n_bins, sc.bin),
-            rl_occ: BinnedLevel::new(if has_limiters { n_rows } else { 0 }, n_bins, sc.bin),
+            // Rows come with the first limiter (`limiter_row`).
+            rl_rate: BinnedLevel::new(0, n_bins, sc.bin),
+            rl_occ: BinnedLevel::new(0, n_bins, sc.bin),
+            rl_rows: RowsOnDemand::new(rl_rows.min(workload.first as usize)),
             stability: sc
                 .metrics
                 .stability
@@ -396,11 +398,9 @@ impl Simulator {
                 .map(|s| StabilityWatch::new(s.queue as u32, s.threshold, s.onset)),
             flow_dst_host,
             flow_alpha: BinnedLevel::new(if sc.has_alpha() { n_rows } else { 0 }, n_bins, sc.bin),
-            rl_target: BinnedLevel::new(
-                if sc.has_target_rate() { n_rows } else { 0 },
-                n_bins,
-                sc.bin,
-            ),
+            rl_target: sc
+                .has_target_rate()
+                .then(|| BinnedLevel::new(0, n_bins, sc.bin)),
             flow_conn: Vec::new(),
             conn_param_sets: Vec::new(),
             conn_param_of: Vec::new(),
@@ -462,20 +462,8 @@ impl Simulator {
         }
         sim.scheme = scheme(sc, seed, &cp_queues, &flow_specs, &lines);
         sim.udp_at_last_bit = !sim.scheme.watches_destinations();
-        // Series rows start at the line rate (a workload's row holds no
-        // level: see `finish`).
-        if sc.has_target_rate() {
-            for (f, &line) in lines.iter().enumerate().take(sim.workload.first as usize) {
-                sim.rl_target.set(f, Time::ZERO, line as u64);
-            }
-        }
         if sc.tcp.is_some() || sc.roce.is_some() {
             sim.init_conns(sc, &flow_specs, sc.tcp, sc.roce, n_bins, n_rows);
-        }
-        // Without a limiter a flow may send at its line rate.
-        for f in 0..rl_rows.min(sim.workload.first as usize) {
-            let line = sim.line_rate(f as u32);
-            sim.rl_rate.set(f, Time::ZERO, line as u64);
         }
         sim
     }
