@@ -31,7 +31,7 @@ def process_bytes() -> int:
     [
         memory._star_all_to_all(40, "5us"),  # per flow and bin: 1,560 flows x 1,000 bins
         memory._star_all_to_all(40, "10us", memory.QCN_EVERY_FLOW),  # with a rate limiter on every flow
-        memory._fat_tree_all_to_all(8),  # per flow: 16,256 flows, 2 bins
+        memory._fat_tree_all_to_all(12),  # per flow: 186,192 flows, 2 bins
     ],
     ids=["flow-bins", "flow-bins-qcn", "flows"],
 )

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import cnsim
@@ -253,7 +254,10 @@ def test_records_come_as_columns_not_in_the_summary(raw_qcn_tcp):
     assert list(queues)[:5] == ["name", "node", "peer", "node_kind", "drops_frames"]
     for records in (flows, queues):
         assert len({len(column) for column in records.values()}) == 1
-    assert flows["delivered_bytes"].dtype == np.int64 and isinstance(flows["transport"][0], str)
+    # Text comes as Arrow strings: one buffer of bytes, no Python object per row.
+    assert flows["delivered_bytes"].dtype == np.int64 and flows["transport"].type == pa.large_string()
+    names = flows["name"].to_pylist()
+    assert all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)
     assert queues["paused_time_s"].dtype == np.float64
     # An optional threshold is NaN where the queue has none (no ECN here).
     assert queues["ecn_kmin_bytes"].dtype == np.float64 and np.isnan(queues["ecn_kmin_bytes"]).all()

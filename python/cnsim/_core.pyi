@@ -64,8 +64,9 @@ def run(
     threads: int = 0,
 ) -> dict[str, Any]:
     """Run a scenario. Returns ``summary`` (JSON text), ``bin_s``, ``n_bins``,
-    ``flows`` and ``queues`` (the records as columns: one numpy array or list
-    of str per field, by the field's name; not in the summary), ``pfc_events`` (with PFC)
+    ``flows`` and ``queues`` (the records as columns: one numpy array, or a
+    pyarrow ``large_string`` array for text, per field, by the field's name;
+    not in the summary), ``pfc_events`` (with PFC)
     and ``workload_flows`` (with workloads: one list per column, one entry per
     workload flow) and one rows × bins numpy matrix per entry of
     :data:`SERIES` (no rows for a series the run does not have; the flow

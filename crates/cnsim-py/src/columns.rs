@@ -6,7 +6,10 @@
 //! structs included); the n-th value of every record goes to the n-th
 //! column. Integers become an `int64` column, floats a `float64` one, an
 //! `Option` of a number a `float64` column with NaN for `None` (as pandas
-//! reads such records), strings and unit enum variants a column of `str`.
+//! reads such records), strings and unit enum variants a pyarrow
+//! `large_string` array, made from one buffer of their bytes and one of
+//! offsets: a million flows' names as Python `str` objects took a second
+//! and hundreds of megabytes, which the table only converts again.
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
@@ -38,7 +41,40 @@ enum Values {
     Empty(usize),
     Int(Vec<i64>),
     Float(Vec<f64>),
-    Text(Vec<String>),
+    Text(Text),
+}
+
+/// Strings in Arrow's layout: their UTF-8 bytes end to end, and where
+/// each starts (one offset more than strings: the last is the end).
+struct Text {
+    bytes: Vec<u8>,
+    offsets: Vec<i64>,
+}
+
+impl Text {
+    fn new() -> Text {
+        Text {
+            bytes: Vec::new(),
+            offsets: vec![0],
+        }
+    }
+
+    fn push(&mut self, s: &str) {
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.offsets.push(self.bytes.len() as i64);
+    }
+
+    /// A pyarrow `large_string` array of the strings (the buffers are
+    /// handed over, not copied).
+    fn into_arrow<'py>(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pa = py.import("pyarrow")?;
+        let n = self.offsets.len() - 1;
+        let buffer = |a: Bound<'py, PyAny>| pa.call_method1("py_buffer", (a,));
+        let offsets = buffer(PyArray1::from_vec(py, self.offsets).into_any())?;
+        let bytes = buffer(PyArray1::from_vec(py, self.bytes).into_any())?;
+        pa.getattr("LargeStringArray")?
+            .call_method1("from_buffers", (n, offsets, bytes))
+    }
 }
 
 struct Column {
@@ -73,8 +109,9 @@ impl Columns {
         self.columns.sort_by(|a, b| a.name.cmp(&b.name));
     }
 
-    /// Each column under its name in `out`: numpy arrays of numbers, lists
-    /// of `str`. A column that only ever held `None` is all NaN.
+    /// Each column under its name in `out`: numpy arrays of numbers,
+    /// pyarrow `large_string` arrays of text. A column that only ever held
+    /// `None` is all NaN.
     pub fn into_dict(self, out: &Bound<'_, PyDict>) -> PyResult<()> {
         let py = out.py();
         for c in self.columns {
@@ -84,7 +121,7 @@ impl Columns {
                 }
                 Values::Int(v) => out.set_item(c.name, PyArray1::from_vec(py, v))?,
                 Values::Float(v) => out.set_item(c.name, PyArray1::from_vec(py, v))?,
-                Values::Text(v) => out.set_item(c.name, v)?,
+                Values::Text(t) => out.set_item(c.name, t.into_arrow(py)?)?,
             }
         }
         Ok(())
@@ -119,11 +156,15 @@ impl Columns {
                 column.values = Values::Float(v);
             }
             (Values::Empty(0), Value::Int(x)) => column.values = Values::Int(vec![x]),
-            (Values::Empty(0), Value::Text(s)) => column.values = Values::Text(vec![s]),
+            (Values::Empty(0), Value::Text(s)) => {
+                let mut t = Text::new();
+                t.push(&s);
+                column.values = Values::Text(t);
+            }
             (Values::Int(v), Value::Int(x)) => v.push(x),
             (Values::Float(v), Value::Float(x)) => v.push(x),
             (Values::Float(v), Value::None) => v.push(f64::NAN),
-            (Values::Text(v), Value::Text(s)) => v.push(s),
+            (Values::Text(t), Value::Text(s)) => t.push(&s),
             _ => {
                 return Err(Error(format!(
                     "record {}: field '{key}' changes type",

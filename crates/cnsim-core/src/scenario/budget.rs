@@ -41,23 +41,26 @@ const ROUTE_ENTRY: u64 = 4;
 /// rate-limiter table with limiters and the transport table with TCP), per
 /// port and bin (link throughput and occupancy tables), and per flow and per
 /// port (summary counters parsed into the flows and queues tables). Peak
-/// resident memory measured on star all-to-all runs (9,900 flows, 500 to
-/// 5,000 bins: 90, +91 with QCN, +73 with TCP), single-flow k = 8 fat trees
-/// (768 ports, 1,000 to 5,000 bins: 160) and k = 12 and 16 fat trees
-/// with every host sending to every other (1.65 and 1.57 KB a flow, since
-/// the records reach Python as columns; 2.9 KB through JSON), each rounded up
-/// by 10 to 35% (the limiter's most: a small all-to-all with QCN needed it),
-/// and the working memory of building and writing the first
-/// tables (14 to 17 MiB on the study scenarios) as a fixed 24 MiB
+/// resident memory measured on star all-to-all runs (9,900 flows, 2,500 to
+/// 5,000 bins: 55, +79 with QCN throttling every flow; +73 with TCP),
+/// single-flow k = 8 fat trees (768 ports, 1,000 to 5,000 bins: 160) and
+/// k = 8 and 12 fat trees with every host sending to every other (954 B a
+/// flow, since the records reach Python as columns with their text in Arrow
+/// and the engine's flow records are let go once tabled; 1.6 KB with a
+/// Python object per name, 2.9 KB through JSON), each rounded up by 10 to
+/// 35% (the limiter's kept at 141, what a small all-to-all with QCN needed
+/// before its rows were only the throttled flows'), and the working memory of building and writing the first tables as a
+/// fixed 28 MiB (study C1, TCP with QCN, 81 flows and 500 bins, peaks at
+/// 35.5 to 38 MiB, of which about 12 are its rows)
 /// (`bench/memory.py`, docs/performance.md). The rate-limiter and transport
 /// tables' `alpha` column (an f64, and the matrix it is taken from) adds
 /// 16 to each.
-const RESULT_FIXED: u64 = 24 << 20;
-const RESULT_FLOW_BIN: u64 = 100;
+const RESULT_FIXED: u64 = 28 << 20;
+const RESULT_FLOW_BIN: u64 = 64;
 const RESULT_LIMITER_BIN: u64 = 141;
 const RESULT_TCP_BIN: u64 = 96;
 const RESULT_PORT_BIN: u64 = 175;
-const RESULT_PER_FLOW: u64 = 1900;
+const RESULT_PER_FLOW: u64 = 1100;
 const RESULT_PER_PORT: u64 = 3300;
 /// The ingress table per row and bin: about one of a port's two binned
 /// tables (`RESULT_PORT_BIN`), rounded up.
