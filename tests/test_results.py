@@ -273,6 +273,22 @@ def test_records_come_as_columns_not_in_the_summary(raw_qcn_tcp):
         flows["delivered_bytes"].sum() ** 2 / (len(flows["name"]) * (flows["delivered_bytes"].astype(float) ** 2).sum()))
 
 
+def test_record_text_becomes_the_column_pandas_makes_of_a_list_of_str(raw_qcn_tcp, monkeypatch):
+    """Where pandas keeps strings in Arrow the array is taken as it is; where it keeps
+    Python objects (pandas 2), the column holds them. Either way the table equals one made
+    from lists of str."""
+    from cnsim import results
+
+    flows = raw_qcn_tcp["flows"]
+    as_lists = {c: v.to_pylist() if isinstance(v, pa.Array) else v for c, v in flows.items()}
+    pd.testing.assert_frame_equal(results._record_frame(flows, ()), pd.DataFrame(as_lists), check_exact=True)
+    # The other path, as pandas 2 would take it: Python objects, which this pandas then
+    # stores as it stores a list of them.
+    monkeypatch.setattr(results, "_list_string_dtype", lambda: np.dtype(object))
+    assert isinstance(results._text_column(flows["name"]), np.ndarray)
+    pd.testing.assert_frame_equal(results._record_frame(flows, ()), pd.DataFrame(as_lists), check_exact=True)
+
+
 def test_a_run_without_a_scheme_or_tcp_has_no_rows_of_their_series():
     raw = _core.run(NO_CM.read_text(), str(NO_CM), [("duration", "6ms")])
     empty = {name for name in SERIES_NAMES if raw[name].shape == (0, raw["n_bins"])}
