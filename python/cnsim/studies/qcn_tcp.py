@@ -484,9 +484,14 @@ def _c3_statement(runs: Runs) -> str | None:
 
 
 def _line_rate_again_ms(r: Result) -> float:
-    """When N1's limiter is back at the line rate after N3 recovers (ms; nan if never)."""
+    """When N1's limiter is back at the line rate after N3 recovers (ms; nan if never).
+    A flow that never had a limiter has no rows in ``rate_limiters``: it was at the line
+    rate throughout, so from the first bin after N3 recovers."""
     end_slow = c3_windows(r)["slow"][1]
     rl = r.rate_limiters[(r.rate_limiters["flow"] == "N1") & (r.rate_limiters["time_s"] >= end_slow)]
+    if not (r.rate_limiters["flow"] == "N1").any():
+        rl = r.flow_throughput[(r.flow_throughput["flow"] == "N1") & (r.flow_throughput["time_s"] >= end_slow)]
+        return float(rl["time_s"].iloc[0] * 1e3) if len(rl) else float("nan")
     back = rl[rl["rate_gbps"] >= 10 * 0.999]
     return float(back["time_s"].iloc[0] * 1e3) if len(back) else float("nan")
 
