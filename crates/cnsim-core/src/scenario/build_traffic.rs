@@ -8,7 +8,7 @@ use super::names;
 use super::schema::*;
 use super::spec::*;
 use crate::units::Time;
-use std::collections::HashMap;
+use std::collections::{hash_map, HashMap};
 
 impl Builder<'_> {
     #[allow(clippy::too_many_arguments)]
@@ -330,18 +330,26 @@ impl Builder<'_> {
                 (_, None) => e.path.clone(),
             }
         };
-        let mut seen: HashMap<String, (usize, usize)> = HashMap::new();
+        // Sized once: a fat tree's all-to-all names a million flows here.
+        let flows = sources.iter().map(|s| s.dsts.len()).sum();
+        let mut seen: HashMap<String, (usize, usize)> = HashMap::with_capacity(flows);
         for (i, s) in sources.iter().enumerate() {
             for (k, &d) in s.dsts.iter().enumerate() {
-                let name = s.flow_name(&nodes[d].name);
-                if let Some((fi, fk)) = seen.insert(name.clone(), (i, k)) {
-                    return Err(self.err(
-                        &path(i, k),
-                        format!(
-                            "duplicate flow name '{name}': the flow of {} has it too; name the sources so that their flows differ",
-                            self.loc.describe_at(&path(fi, fk))
-                        ),
-                    ));
+                match seen.entry(s.flow_name(&nodes[d].name)) {
+                    hash_map::Entry::Vacant(v) => {
+                        v.insert((i, k));
+                    }
+                    hash_map::Entry::Occupied(o) => {
+                        let (fi, fk) = *o.get();
+                        return Err(self.err(
+                            &path(i, k),
+                            format!(
+                                "duplicate flow name '{}': the flow of {} has it too; name the sources so that their flows differ",
+                                o.key(),
+                                self.loc.describe_at(&path(fi, fk))
+                            ),
+                        ));
+                    }
                 }
             }
         }
