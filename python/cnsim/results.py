@@ -31,6 +31,7 @@ the start of the bin and rates are ``bytes * 8 / bin_s / 1e9`` Gb/s.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tomllib
@@ -780,14 +781,10 @@ def _text_column(values: pa.Array) -> Any:
     return np.asarray(values.to_pylist(), dtype=object)
 
 
-_LIST_STRING_DTYPE: list[Any] = []
-
-
+@functools.cache
 def _list_string_dtype() -> Any:
     """The dtype pandas gives a column made from a list of ``str``."""
-    if not _LIST_STRING_DTYPE:
-        _LIST_STRING_DTYPE.append(pd.Series(["x"]).dtype)
-    return _LIST_STRING_DTYPE[0]
+    return pd.Series(["x"]).dtype
 
 
 def _has_rows(raw: Mapping[str, Any], name: str) -> bool:

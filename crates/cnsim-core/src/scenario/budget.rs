@@ -49,9 +49,10 @@ const ROUTE_ENTRY: u64 = 4;
 /// and the engine's flow records are let go once tabled; 1.6 KB with a
 /// Python object per name, 2.9 KB through JSON), each rounded up by 10 to
 /// 35% (the limiter's kept at 141, what a small all-to-all with QCN needed
-/// before its rows were only the throttled flows'), and the working memory of building and writing the first tables as a
-/// fixed 28 MiB (study C1, TCP with QCN, 81 flows and 500 bins, peaks at
-/// 35.5 to 38 MiB, of which about 12 are its rows)
+/// before its rows were only the throttled flows'), and the working memory
+/// of building and writing the first tables as a fixed 28 MiB (study C1,
+/// TCP with QCN, 81 flows and 500 bins, peaks at 35.5 to 38 MiB, of which
+/// about 12 are its rows)
 /// (`bench/memory.py`, docs/performance.md). The rate-limiter and transport
 /// tables' `alpha` column (an f64, and the matrix it is taken from) adds
 /// 16 to each.
