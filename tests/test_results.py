@@ -289,6 +289,18 @@ def test_record_text_becomes_the_column_pandas_makes_of_a_list_of_str(raw_qcn_tc
     pd.testing.assert_frame_equal(results._record_frame(flows, ()), pd.DataFrame(as_lists), check_exact=True)
 
 
+def test_a_consumed_raw_result_gives_the_same_tables_and_lets_go_of_its_flow_records(raw_qcn_tcp):
+    """``cnsim.run`` builds its Result with ``consume=True``: the engine's flow records and
+    per-flow byte counts leave the raw dict once tabled, and the tables are the same."""
+    raw = dict(raw_qcn_tcp)
+    kept = cnsim.Result.from_core(raw_qcn_tcp)
+    consumed = cnsim.Result.from_core(raw, consume=True)
+    assert not {"flows", "flow_tx_bytes", "flow_rx_bytes"} & set(raw)
+    assert {"flows", "flow_tx_bytes", "flow_rx_bytes"} <= set(raw_qcn_tcp)
+    for t in TABLES:
+        pd.testing.assert_frame_equal(getattr(kept, t), getattr(consumed, t), check_exact=True)
+
+
 def test_a_run_without_a_scheme_or_tcp_has_no_rows_of_their_series():
     raw = _core.run(NO_CM.read_text(), str(NO_CM), [("duration", "6ms")])
     empty = {name for name in SERIES_NAMES if raw[name].shape == (0, raw["n_bins"])}

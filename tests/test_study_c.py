@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 
@@ -117,3 +118,18 @@ def test_the_report_states_numbers_of_its_own_runs_and_windows(quick):
         assert stale not in text, stale
     # C2's two readings of the victims' ideal.
     assert "two readings" in text and "slow-phase figures" in text
+
+
+def test_a_flow_never_throttled_is_at_the_line_rate_from_the_first_bin_after_the_slow_window(quick):
+    """`rate_limiters` has rows only for flows that had a limiter; N1 without rows was at
+    its line rate all along, so it is back there from the first bin after N3 recovers."""
+    from cnsim.studies import qcn_tcp
+
+    (qcn,) = _runs(quick, "c3-tcp-qcn-pause")
+    end_slow = qcn_tcp.c3_windows(qcn)["slow"][1]
+    assert (qcn.rate_limiters["flow"] == "N1").any()
+    throttled = qcn_tcp._line_rate_again_ms(qcn)  # nan in the quick run: never back
+    assert np.isnan(throttled) or throttled >= end_slow * 1e3
+    qcn.rate_limiters = qcn.rate_limiters[qcn.rate_limiters["flow"] != "N1"]
+    times = qcn.flow_throughput["time_s"]
+    assert qcn_tcp._line_rate_again_ms(qcn) == times[times >= end_slow].min() * 1e3
