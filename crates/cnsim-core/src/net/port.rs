@@ -379,7 +379,7 @@ impl Port {
         }
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn enqueue_class(&mut self, frame: Frame) {
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let c = frame.class() as usize;
@@ -404,7 +404,7 @@ impl Port {
         (frame, before)
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn dequeue_class(&mut self, class: u8) -> Option<Frame> {
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let q = &mut pc.class[class as usize];
@@ -445,7 +445,7 @@ impl Port {
 
     /// `next_class` with classes, out of line: the single queue's path
     /// stays a few instructions.
-    #[inline(never)]
+    #[inline(always)]
     fn scheduled_class(&mut self) -> Option<(u8, u16)> {
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let t = &mut self.turn;
