@@ -38,6 +38,8 @@ pub struct Port {
     pub peer: u32,
     /// Its index among its node's ports (a shared buffer's numbering).
     pub local: u32,
+    /// What the port's node does when a frame leaves the port.
+    pub owner: Owner,
     /// In a split run: the peer is simulated by another partition, so what
     /// this port sends it is a message (docs/parallel.md).
     pub peer_remote: bool,
@@ -70,6 +72,22 @@ pub struct Port {
     /// With classes: which have frames, which are paused, whose turn it
     /// is.
     turn: ClassTurn,
+}
+
+/// What the node a port belongs to does when a frame leaves the port,
+/// fixed at set-up. A departure reads it with the port itself: the node's
+/// own state is a line of its own, far from the port's at fabric scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    Host,
+    /// A switch. `shared`: its MMU releases the frame's bytes. `counts_input`:
+    /// it keeps the bytes each input port holds (`Port::input_occupancy`),
+    /// which a per-input buffer and per-input PAUSE read; other switches
+    /// leave that count at zero.
+    Switch {
+        shared: bool,
+        counts_input: bool,
+    },
 }
 
 /// What a port's classes change or read at every frame besides their own
@@ -249,6 +267,7 @@ impl Port {
             node,
             peer,
             local: 0,
+            owner: Owner::Host,
             peer_remote: false,
             rate,
             ps_per_byte: if (8 * Time::PS_PER_S) % rate.0 == 0 {

@@ -12,15 +12,16 @@ use crate::cm::qcn::{Qcn, QcnCp};
 use crate::cm::Scheme;
 use crate::engine::rng::Stream;
 use crate::engine::rng::{component_key, stream, Geometric};
+use crate::flowctl::pause::PauseMode;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum, RowsOnDemand};
 use crate::net::ecn::{MarkAt, PortMarking};
 use crate::net::mmu::Mmu;
-use crate::net::port::{Port, PortClasses};
+use crate::net::port::{Owner, Port, PortClasses};
 use crate::net::rate_limiter::{Pacing, RateLimiter};
 use crate::net::routing::{adjacency, Routes};
 use crate::net::sched::SchedSpec;
-use crate::net::topology::NodeKind;
+use crate::net::topology::{BufferModel, NodeKind};
 use crate::results::{FlowCounters, QueueCounters, StabilityWatch};
 use crate::scenario::schema::SourceKind;
 use crate::scenario::spec::Scenario;
@@ -59,9 +60,19 @@ impl Simulator {
             ports[2 * i].peer = 2 * i as u32 + 1;
             ports[2 * i + 1].peer = 2 * i as u32;
         }
-        for ps in &adj {
+        for (n, ps) in adj.iter().enumerate() {
+            let owner = match &sc.nodes[n].kind {
+                NodeKind::Host(_) => Owner::Host,
+                NodeKind::Switch(s) => Owner::Switch {
+                    shared: s.shared.is_some(),
+                    counts_input: matches!(s.buffer, BufferModel::PerInput { .. })
+                        || s.pause
+                            .is_some_and(|p| matches!(p.mode, PauseMode::PerInput)),
+                },
+            };
             for (i, &(p, _)) in ps.iter().enumerate() {
                 ports[p as usize].local = i as u32;
+                ports[p as usize].owner = owner;
             }
         }
         let n_classes = sc.priorities.as_ref().map_or(1, |p| p.classes);

@@ -9,7 +9,7 @@ use crate::metrics::series::BinnedLevel;
 use crate::net::ecn::{Ecn, MarkAt};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::mmu::{Admission, Mmu};
-use crate::net::port::Port;
+use crate::net::port::{Owner, Port};
 use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
 use crate::units::{Bytes, Time};
@@ -176,7 +176,12 @@ impl Simulator {
             self.congestion_point(node, port, out, &frame, found);
         }
         let ip = &mut self.ports[port as usize];
-        ip.input_occupancy += size;
+        if let Owner::Switch {
+            counts_input: true, ..
+        } = ip.owner
+        {
+            ip.input_occupancy += size;
+        }
         if ip.classes.is_some() && !shared && self.counts_ingress() {
             self.ingress_changed(node, port, frame.class(), size as i64);
         }

@@ -872,3 +872,39 @@ fn prefetching_flow_records_changes_no_result() {
         assert_same_results(&plain, &flipped, name);
     }
 }
+
+/// A switch counts the bytes each input holds only where something reads
+/// them (a per-input buffer, per-input PAUSE): there the inputs hold
+/// exactly what the output queues hold; elsewhere the counts stay zero
+/// and a departure leaves the input port's lines alone.
+#[test]
+fn a_switch_counts_its_inputs_only_where_they_are_read() {
+    use crate::net::port::Owner;
+    for (model, counts) in [
+        ("per_output", false),
+        ("per_input", true),
+        ("unlimited", false),
+    ] {
+        let text = star::overload("").replace(
+            r#"buffer = "150KB""#,
+            &format!("buffer = \"150KB\"\nbuffer_model = \"{model}\""),
+        );
+        let sc = load(&text, "inputs.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let mut s = Simulator::new(&sc, 1);
+        s.start_sources();
+        s.run_until(Time::from_us(500), None).unwrap();
+        let sw = sc.nodes.iter().position(|n| n.name == "SW").unwrap();
+        let ports: Vec<&Port> = s.ports.iter().filter(|p| p.node as usize == sw).collect();
+        for p in &ports {
+            assert!(
+                matches!(p.owner, Owner::Switch { shared: false, counts_input } if counts_input == counts),
+                "{model}: {:?}",
+                p.owner
+            );
+        }
+        let held: u64 = ports.iter().map(|p| p.occupancy).sum();
+        let by_input: u64 = ports.iter().map(|p| p.input_occupancy).sum();
+        assert!(held > 0, "{model}: the switch holds frames");
+        assert_eq!(by_input, if counts { held } else { 0 }, "{model}");
+    }
+}

@@ -2,13 +2,13 @@
 //! frames to the link and to the receiving port.
 
 use super::partition::Message;
-use super::{event::Event, Role, Simulator};
+use super::{event::Event, Simulator};
 use crate::engine::prefetch::prefetch;
 use crate::flowctl::pause::PAUSE_FRAME_BYTES;
 use crate::flowctl::pfc::PFC_FRAME_BYTES;
 use crate::net::ecn::MarkAt;
 use crate::net::frame::{Frame, FrameKind};
-use crate::net::port::TxState;
+use crate::net::port::{Owner, TxState};
 use crate::units::Time;
 
 impl Simulator {
@@ -94,6 +94,7 @@ impl Simulator {
                 let p = &self.ports[pi];
                 let occ = p.occupancy;
                 let node = p.node as usize;
+                let owner = p.owner;
                 let marks = self.ecn_at_dequeue
                     && p.marks_at_dequeue(class)
                     && self.may_mark_leaving(p, class);
@@ -103,21 +104,28 @@ impl Simulator {
                     self.ecn_mark(port, class, MarkAt::Dequeue, Some(&mut frame));
                 }
                 self.send_on_link(port, frame);
-                match &self.roles[node] {
-                    Role::Switch(sw) => {
+                match owner {
+                    Owner::Switch {
+                        shared,
+                        counts_input,
+                    } => {
+                        // The input port's lines are touched only by what
+                        // reads them.
                         let inp = frame.in_port();
-                        let shared = sw.shared.is_some();
                         if shared {
                             self.shared_release(node, inp, class, frame.size as u32);
                         }
-                        let ip = &mut self.ports[inp as usize];
-                        ip.input_occupancy = ip.input_occupancy.saturating_sub(frame.size as u64);
-                        if ip.classes.is_some() && !shared && self.counts_ingress() {
+                        if counts_input {
+                            let ip = &mut self.ports[inp as usize];
+                            ip.input_occupancy =
+                                ip.input_occupancy.saturating_sub(frame.size as u64);
+                        }
+                        if !shared && self.counts_ingress() && self.ports[pi].classes.is_some() {
                             self.ingress_changed(node, inp, class, -(frame.size as i64));
                         }
                         self.pause_check(node, port, inp);
                     }
-                    Role::Host(_) => self.host_dequeued(node),
+                    Owner::Host => self.host_dequeued(node),
                 }
             }
             TxState::Expedited => {
