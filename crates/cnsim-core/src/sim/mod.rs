@@ -119,6 +119,9 @@ pub enum RunError {
     Invariant(String),
 }
 
+/// A node's state. Its tag and the start of its state share the first
+/// cache line of the entry (`SwitchState`'s admission fields).
+#[repr(C, u8, align(64))]
 enum Role {
     Switch(SwitchState),
     Host(HostState),

@@ -14,16 +14,20 @@ use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
 use crate::units::{Bytes, Time};
 
+/// What a frame's admission reads comes first, in one cache line with the
+/// role's tag (`Role` is `repr(C, u8)`): the buffer, its limit and the
+/// shared buffer's MMU.
+#[repr(C)]
 pub(super) struct SwitchState {
     pub(super) buffer: BufferModel,
+    /// The shared buffer's MMU (`BufferModel::Shared`).
+    pub(super) shared: Option<Box<SharedBuffer>>,
     pub(super) queue_limit: Option<u64>,
     pub(super) pause: Option<PauseSpec>,
     pub(super) pfc: Option<PfcSpec>,
     /// The stream of the switch's RED marking draws (`ecn`); the rule of
     /// each port is in its `PortClasses`.
     pub(super) ecn_rng: Option<Box<Stream>>,
-    /// The shared buffer's MMU (`BufferModel::Shared`).
-    pub(super) shared: Option<Box<SharedBuffer>>,
 }
 
 /// A shared-buffer switch's MMU and what the results report of it.
