@@ -90,6 +90,20 @@ pub enum Owner {
     },
 }
 
+impl Owner {
+    /// The node keeps `Port::input_occupancy` of its ports.
+    #[inline(always)]
+    pub fn counts_input(self) -> bool {
+        matches!(
+            self,
+            Owner::Switch {
+                counts_input: true,
+                ..
+            }
+        )
+    }
+}
+
 /// What a port's classes change or read at every frame besides their own
 /// queues: which classes have frames, which PFC has paused, whether a PFC
 /// frame waits, its ECN marking and which classes mark as they leave, and
@@ -462,8 +476,8 @@ impl Port {
         }
     }
 
-    /// `next_class` with classes, out of line: the single queue's path
-    /// stays a few instructions.
+    /// `next_class` with classes (inline: with a profile, the single
+    /// queue's path does not pay for it, docs/performance.md).
     #[inline(always)]
     fn scheduled_class(&mut self) -> Option<(u8, u16)> {
         let pc = self.classes.as_deref_mut().expect("called with classes");

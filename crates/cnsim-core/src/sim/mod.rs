@@ -127,6 +127,8 @@ enum Role {
     Host(HostState),
 }
 
+const _: () = assert!(std::mem::align_of::<Role>() == 64);
+
 pub struct Simulator {
     now: Time,
     end: Time,

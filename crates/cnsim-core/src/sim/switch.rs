@@ -9,7 +9,7 @@ use crate::metrics::series::BinnedLevel;
 use crate::net::ecn::{Ecn, MarkAt};
 use crate::net::frame::{Frame, FrameKind};
 use crate::net::mmu::{Admission, Mmu};
-use crate::net::port::{Owner, Port};
+use crate::net::port::Port;
 use crate::net::routing::NO_ROUTE;
 use crate::net::topology::BufferModel;
 use crate::units::{Bytes, Time};
@@ -29,6 +29,12 @@ pub(super) struct SwitchState {
     /// each port is in its `PortClasses`.
     pub(super) ecn_rng: Option<Box<Stream>>,
 }
+
+// After `Role`'s one-byte tag (its payload starts at 8), the admission
+// fields end within the entry's first line.
+const _: () = assert!(
+    8 + std::mem::offset_of!(SwitchState, queue_limit) + std::mem::size_of::<Option<u64>>() <= 64
+);
 
 /// A shared-buffer switch's MMU and what the results report of it.
 pub(super) struct SharedBuffer {
@@ -180,10 +186,7 @@ impl Simulator {
             self.congestion_point(node, port, out, &frame, found);
         }
         let ip = &mut self.ports[port as usize];
-        if let Owner::Switch {
-            counts_input: true, ..
-        } = ip.owner
-        {
+        if ip.owner.counts_input() {
             ip.input_occupancy += size;
         }
         if ip.classes.is_some() && !shared && self.counts_ingress() {
