@@ -11,6 +11,7 @@
 
 use super::qcn::{QcnParams, QcnRp};
 use super::{CmTimer, Message, Reaction, Rp, TimerRequest};
+use crate::engine::lazy_timer;
 use crate::engine::rng::Stream;
 use crate::net::frame::{Frame, FrameKind};
 use crate::units::{RateF64, Time};
@@ -128,6 +129,14 @@ pub struct DcqcnRp {
     pub alpha_cnp: bool,
     pub decrease_pending: bool,
     pub grid_origin: Time,
+    /// When the increase timer's event in the event queue is due, if one
+    /// is. The timer restarts at every rate decrease (every few
+    /// microseconds under congestion, against a period of hundreds): a
+    /// restart to a later deadline asks for no event of its own, and this
+    /// one, when it comes, re-arms for the deadline then current
+    /// (`Dcqcn::timer`). The timer runs out at the same times as with an
+    /// event per restart, with one event per reaction point pending.
+    pub increase_armed: Option<Time>,
 }
 
 impl DcqcnRp {
@@ -139,6 +148,7 @@ impl DcqcnRp {
             alpha_cnp: false,
             decrease_pending: false,
             grid_origin: Time::ZERO,
+            increase_armed: None,
         }
     }
 
@@ -262,12 +272,15 @@ impl Dcqcn {
         let first = !rp.limiter.active;
         if first {
             rp.limiter.install(rp.line, 128);
-            // Keep the generations: events of an earlier install are stale.
+            // Keep the generations (events of an earlier install are
+            // stale) and what is still in the event queue.
             let old = &self.rps[f];
             let (timer, alpha) = (old.qcn.timer_generation, old.alpha_generation);
+            let armed = old.increase_armed;
             self.rps[f] = DcqcnRp::new(&self.params, rp.line);
             self.rps[f].qcn.timer_generation = timer;
             self.rps[f].alpha_generation = alpha.wrapping_add(1);
+            self.rps[f].increase_armed = armed;
             r.installed = true;
         }
         rp.limiter.messages += 1;
@@ -337,6 +350,21 @@ impl Dcqcn {
     /// The increase timer ends a cycle, or α's decay interval passed.
     pub(super) fn timer(&mut self, timer: CmTimer, generation: u32, rp: Rp) -> Reaction {
         let f = rp.row as usize;
+        let d = &mut self.rps[f];
+        if timer == CmTimer::DcqcnIncrease && d.increase_armed == Some(rp.now) {
+            // The event `increase_armed` tracks (or one at the same time
+            // that it replaced: the first clears it). If the timer
+            // restarted since it was armed, it re-arms for the deadline,
+            // removed limiter or not, as an event per restart would be
+            // there; only the current generation runs the timer out.
+            d.increase_armed = None;
+            if d.qcn.timer_generation != generation && d.qcn.timer_deadline > rp.now {
+                return Reaction {
+                    timers: [self.arm_increase(f), None],
+                    ..Reaction::default()
+                };
+            }
+        }
         if !rp.limiter.active {
             return Reaction::default();
         }
@@ -397,13 +425,20 @@ impl Dcqcn {
 
     /// The increase timer is rearmed and the limiter follows CR.
     fn follow(&mut self, rp: Rp, mut r: Reaction) -> Reaction {
-        let q = &self.rps[rp.row as usize].qcn;
-        r.timers[0] = Some(TimerRequest {
-            timer: CmTimer::DcqcnIncrease,
-            at: q.timer_deadline,
-            generation: q.timer_generation,
-        });
+        r.timers[0] = self.arm_increase(rp.row as usize);
         self.follow_rate(rp, r)
+    }
+
+    /// An event for the increase timer's deadline, unless one due by then
+    /// is pending (`increase_armed`).
+    fn arm_increase(&mut self, f: usize) -> Option<TimerRequest> {
+        let d = &mut self.rps[f];
+        let at = lazy_timer(&mut d.increase_armed, Some(d.qcn.timer_deadline))?;
+        Some(TimerRequest {
+            timer: CmTimer::DcqcnIncrease,
+            at,
+            generation: d.qcn.timer_generation,
+        })
     }
 
     /// The limiter follows CR (back at the line rate it may be removed);
@@ -556,6 +591,99 @@ mod tests {
         rp.decrease_tick(&p, t);
         assert_eq!((rp.qcn.tr, rp.qcn.cr), (cr, cr * 0.5));
         assert_eq!(rp.qcn.timer_stage, 0);
+    }
+
+    /// Under a CNP at every decrease tick the increase timer restarts every
+    /// 4 us for 200 us; the event queue holds one increase event for it at a
+    /// time, not one per restart, and the timer runs out once, a period
+    /// after the last tick, as it would with an event per restart.
+    #[test]
+    fn the_increase_timer_keeps_one_event_through_its_restarts() {
+        use crate::net::rate_limiter::RateLimiter;
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let p = DcqcnParams::mellanox();
+        let mut d = Dcqcn::new(p, &[LINE], 1, vec![stream(1, 0)]);
+        let mut limiter = RateLimiter {
+            line: LINE,
+            ..RateLimiter::default()
+        };
+        let cnp = Frame {
+            created: Time::ZERO,
+            flow: 0,
+            dst_host: 0,
+            tag: 0,
+            cpid: 0,
+            aux: 0,
+            size: 64,
+            kind: FrameKind::Cnp,
+            qfb: 0,
+        };
+        // Pending timers as the engine's queue holds them: (time, order, timer, generation).
+        let mut queue: BinaryHeap<Reverse<(Time, u64, u8, u32)>> = BinaryHeap::new();
+        let mut order = 0u64;
+        let mut arm = |queue: &mut BinaryHeap<Reverse<(Time, u64, u8, u32)>>, r: Reaction| {
+            for t in r.timers.into_iter().flatten() {
+                order += 1;
+                queue.push(Reverse((t.at, order, t.timer as u8, t.generation)));
+            }
+        };
+        let timers = [
+            CmTimer::DcqcnIncrease,
+            CmTimer::DcqcnAlpha,
+            CmTimer::DcqcnDecrease,
+        ];
+        let end = Time::from_us(201) + p.rp.timer_period + Time::from_us(10);
+        let (mut cnp_at, mut last_tick, mut fired_at) = (Time::from_us(1), Time::ZERO, None);
+        let mut increase_events = 0;
+        loop {
+            let next = queue.peek().map(|Reverse(e)| e.0).unwrap_or(end);
+            let now = if cnp_at <= Time::from_us(201) && cnp_at <= next {
+                cnp_at
+            } else {
+                next
+            };
+            if now >= end {
+                break;
+            }
+            let rp = Rp {
+                row: 0,
+                now,
+                line: LINE,
+                limiter: &mut limiter,
+            };
+            let r = if now == cnp_at {
+                cnp_at = cnp_at + Time::from_us(4);
+                d.react(&cnp, rp)
+            } else {
+                let Reverse((_, _, timer, generation)) = queue.pop().unwrap();
+                let timer = timers.into_iter().find(|t| *t as u8 == timer).unwrap();
+                increase_events += usize::from(timer == CmTimer::DcqcnIncrease);
+                let (ticks, increases) = (d.rp(0).qcn.cnms, d.rp(0).qcn.increases);
+                let r = d.timer(timer, generation, rp);
+                if d.rp(0).qcn.cnms > ticks {
+                    last_tick = now;
+                }
+                if d.rp(0).qcn.increases > increases {
+                    assert_eq!(fired_at, None, "the timer runs out once");
+                    fired_at = Some(now);
+                }
+                r
+            };
+            arm(&mut queue, r);
+            let pending = queue
+                .iter()
+                .filter(|Reverse(e)| e.2 == CmTimer::DcqcnIncrease as u8)
+                .count();
+            assert!(pending <= 1, "{pending} increase events pending at {now:?}");
+        }
+        assert!(
+            last_tick >= Time::from_us(200),
+            "ticks went on to the last CNP"
+        );
+        assert_eq!(fired_at, Some(last_tick + p.rp.timer_period));
+        // The first event, due a period after the first tick, re-armed once.
+        assert_eq!(increase_events, 2);
     }
 
     #[test]

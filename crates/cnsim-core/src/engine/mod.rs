@@ -4,4 +4,4 @@ pub mod prefetch;
 pub mod queue;
 pub mod rng;
 
-pub use queue::{EventKey, EventQueue, SEQ_BITS};
+pub use queue::{lazy_timer, EventKey, EventQueue, SEQ_BITS};

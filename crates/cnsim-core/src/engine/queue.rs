@@ -278,6 +278,21 @@ impl<E: EventKey + Copy> EventQueue<E> {
     }
 }
 
+/// A timer that restarts far more often than it runs out (TCP's on almost
+/// every segment, DCQCN's increase timer at every rate decrease) keeps one
+/// event at or before its deadline rather than one per restart: `pending`
+/// holds that event's time, and a deadline that moved later is found when
+/// the event comes (its handler clears `pending` and arms again). Returns
+/// the time of a new event to schedule, if one is needed.
+pub fn lazy_timer(pending: &mut Option<Time>, deadline: Option<Time>) -> Option<Time> {
+    let t = deadline?;
+    if pending.is_none_or(|at| t < at) {
+        *pending = Some(t);
+        return Some(t);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

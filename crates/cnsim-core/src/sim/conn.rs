@@ -18,6 +18,7 @@
 
 use super::adapter::{ConnWait, Full, Sent};
 use super::{Event, Role, Simulator, Waiter};
+use crate::engine::lazy_timer;
 use crate::metrics::series::{BinnedLevel, BinnedSum};
 use crate::net::ecn::Ecn;
 use crate::net::frame::{Frame, FrameKind, ROCE_NAK, TCP_CWR, TCP_ECE};
@@ -741,17 +742,4 @@ fn add_sender_counts(c: &mut FlowCounters, st: ConnStats) {
 fn add_receiver_counts(c: &mut FlowCounters, rx: &Receiver) {
     c.naks_sent += rx.naks_sent();
     c.ce_received += rx.ce_segments();
-}
-
-/// TCP restarts its timers on almost every segment. Rather than one event
-/// per restart, a flow keeps one event at or before its deadline (`pending`
-/// holds its time); a deadline that moved later is found when that event
-/// fires. Returns the time of a new event to schedule, if one is needed.
-fn lazy_timer(pending: &mut Option<Time>, deadline: Option<Time>) -> Option<Time> {
-    let t = deadline?;
-    if pending.is_none_or(|at| t < at) {
-        *pending = Some(t);
-        return Some(t);
-    }
-    None
 }
