@@ -16,6 +16,7 @@ use crate::engine::rng::Stream;
 use crate::net::frame::{Frame, FrameKind};
 use crate::units::{RateF64, Time};
 use serde::Serialize;
+use std::cmp::Ordering;
 
 /// Which reaction point runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -137,6 +138,10 @@ pub struct DcqcnRp {
     /// (`Dcqcn::timer`). The timer runs out at the same times as with an
     /// event per restart, with one event per reaction point pending.
     pub increase_armed: Option<Time>,
+    /// The generation that event carries (another event of the timer can
+    /// come at the same time: one left from before a restart to an earlier
+    /// deadline).
+    pub increase_armed_generation: u32,
 }
 
 impl DcqcnRp {
@@ -149,6 +154,7 @@ impl DcqcnRp {
             decrease_pending: false,
             grid_origin: Time::ZERO,
             increase_armed: None,
+            increase_armed_generation: 0,
         }
     }
 
@@ -276,11 +282,14 @@ impl Dcqcn {
             // stale) and what is still in the event queue.
             let old = &self.rps[f];
             let (timer, alpha) = (old.qcn.timer_generation, old.alpha_generation);
-            let armed = old.increase_armed;
+            let armed = (old.increase_armed, old.increase_armed_generation);
             self.rps[f] = DcqcnRp::new(&self.params, rp.line);
             self.rps[f].qcn.timer_generation = timer;
             self.rps[f].alpha_generation = alpha.wrapping_add(1);
-            self.rps[f].increase_armed = armed;
+            (
+                self.rps[f].increase_armed,
+                self.rps[f].increase_armed_generation,
+            ) = armed;
             r.installed = true;
         }
         rp.limiter.messages += 1;
@@ -348,21 +357,32 @@ impl Dcqcn {
     }
 
     /// The increase timer ends a cycle, or α's decay interval passed.
-    pub(super) fn timer(&mut self, timer: CmTimer, generation: u32, rp: Rp) -> Reaction {
+    pub(super) fn timer(&mut self, timer: CmTimer, mut generation: u32, rp: Rp) -> Reaction {
         let f = rp.row as usize;
         let d = &mut self.rps[f];
-        if timer == CmTimer::DcqcnIncrease && d.increase_armed == Some(rp.now) {
-            // The event `increase_armed` tracks (or one at the same time
-            // that it replaced: the first clears it). If the timer
-            // restarted since it was armed, it re-arms for the deadline,
-            // removed limiter or not, as an event per restart would be
-            // there; only the current generation runs the timer out.
+        if timer == CmTimer::DcqcnIncrease
+            && d.increase_armed == Some(rp.now)
+            && d.increase_armed_generation == generation
+        {
+            // The event `increase_armed` tracks. If the timer restarted
+            // since it was armed, it re-arms for the deadline, removed
+            // limiter or not, as an event per restart would be there; only
+            // the current generation runs the timer out.
             d.increase_armed = None;
-            if d.qcn.timer_generation != generation && d.qcn.timer_deadline > rp.now {
-                return Reaction {
-                    timers: [self.arm_increase(f), None],
-                    ..Reaction::default()
-                };
+            if d.qcn.timer_generation != generation {
+                match d.qcn.timer_deadline.cmp(&rp.now) {
+                    Ordering::Greater => {
+                        return Reaction {
+                            timers: [self.arm_increase(f), None],
+                            ..Reaction::default()
+                        }
+                    }
+                    // Restarted to run out now (twice at this time: by
+                    // its last event and a decrease tick): the event the
+                    // second restart did not ask for would be next.
+                    Ordering::Equal => generation = d.qcn.timer_generation,
+                    Ordering::Less => {}
+                }
             }
         }
         if !rp.limiter.active {
@@ -434,6 +454,7 @@ impl Dcqcn {
     fn arm_increase(&mut self, f: usize) -> Option<TimerRequest> {
         let d = &mut self.rps[f];
         let at = lazy_timer(&mut d.increase_armed, Some(d.qcn.timer_deadline))?;
+        d.increase_armed_generation = d.qcn.timer_generation;
         Some(TimerRequest {
             timer: CmTimer::DcqcnIncrease,
             at,
@@ -593,12 +614,11 @@ mod tests {
         assert_eq!(rp.qcn.timer_stage, 0);
     }
 
-    /// Under a CNP at every decrease tick the increase timer restarts every
-    /// 4 us for 200 us; the event queue holds one increase event for it at a
-    /// time, not one per restart, and the timer runs out once, a period
-    /// after the last tick, as it would with an event per restart.
-    #[test]
-    fn the_increase_timer_keeps_one_event_through_its_restarts() {
+    /// What a DCQCN reaction point's timers do when driven as the engine
+    /// drives them, with CNPs at `cnps`, until `end`: the times its increase
+    /// timer ran out, the most increase events pending at once, and how
+    /// many increase events came.
+    fn drive(cnps: &[Time], end: Time) -> (Vec<Time>, usize, usize) {
         use crate::net::rate_limiter::RateLimiter;
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
@@ -619,30 +639,22 @@ mod tests {
             kind: FrameKind::Cnp,
             qfb: 0,
         };
-        // Pending timers as the engine's queue holds them: (time, order, timer, generation).
-        let mut queue: BinaryHeap<Reverse<(Time, u64, u8, u32)>> = BinaryHeap::new();
-        let mut order = 0u64;
-        let mut arm = |queue: &mut BinaryHeap<Reverse<(Time, u64, u8, u32)>>, r: Reaction| {
-            for t in r.timers.into_iter().flatten() {
-                order += 1;
-                queue.push(Reverse((t.at, order, t.timer as u8, t.generation)));
-            }
-        };
+        // Pending timers as the engine orders them: time, kind, then order of scheduling.
+        // (The timer by its place in `timers`.)
         let timers = [
             CmTimer::DcqcnIncrease,
             CmTimer::DcqcnAlpha,
             CmTimer::DcqcnDecrease,
         ];
-        let end = Time::from_us(201) + p.rp.timer_period + Time::from_us(10);
-        let (mut cnp_at, mut last_tick, mut fired_at) = (Time::from_us(1), Time::ZERO, None);
-        let mut increase_events = 0;
+        type Pending = Reverse<(Time, u64, u64, usize, u32)>;
+        let mut queue: BinaryHeap<Pending> = BinaryHeap::new();
+        let mut order = 0;
+        let (mut fired, mut most, mut increase_events) = (Vec::new(), 0, 0);
+        let mut cnps = cnps.iter().copied().peekable();
         loop {
-            let next = queue.peek().map(|Reverse(e)| e.0).unwrap_or(end);
-            let now = if cnp_at <= Time::from_us(201) && cnp_at <= next {
-                cnp_at
-            } else {
-                next
-            };
+            let next = queue.peek().map_or(end, |Reverse(e)| e.0);
+            let cnp_now = cnps.peek().is_some_and(|&t| t <= next);
+            let now = if cnp_now { cnps.next().unwrap() } else { next };
             if now >= end {
                 break;
             }
@@ -652,38 +664,66 @@ mod tests {
                 line: LINE,
                 limiter: &mut limiter,
             };
-            let r = if now == cnp_at {
-                cnp_at = cnp_at + Time::from_us(4);
+            let r = if cnp_now {
                 d.react(&cnp, rp)
             } else {
-                let Reverse((_, _, timer, generation)) = queue.pop().unwrap();
-                let timer = timers.into_iter().find(|t| *t as u8 == timer).unwrap();
+                let Reverse((_, _, _, timer, generation)) = queue.pop().unwrap();
+                let timer = timers[timer];
                 increase_events += usize::from(timer == CmTimer::DcqcnIncrease);
-                let (ticks, increases) = (d.rp(0).qcn.cnms, d.rp(0).qcn.increases);
+                let increases = d.rp(0).qcn.increases;
                 let r = d.timer(timer, generation, rp);
-                if d.rp(0).qcn.cnms > ticks {
-                    last_tick = now;
-                }
                 if d.rp(0).qcn.increases > increases {
-                    assert_eq!(fired_at, None, "the timer runs out once");
-                    fired_at = Some(now);
+                    fired.push(now);
                 }
                 r
             };
-            arm(&mut queue, r);
-            let pending = queue
-                .iter()
-                .filter(|Reverse(e)| e.2 == CmTimer::DcqcnIncrease as u8)
-                .count();
-            assert!(pending <= 1, "{pending} increase events pending at {now:?}");
+            for t in r.timers.into_iter().flatten() {
+                order += 1;
+                let which = timers.iter().position(|&x| x == t.timer).unwrap();
+                queue.push(Reverse((
+                    t.at,
+                    t.timer.trace_kind(),
+                    order,
+                    which,
+                    t.generation,
+                )));
+            }
+            let pending = queue.iter().filter(|Reverse(e)| e.3 == 0).count();
+            most = most.max(pending);
         }
-        assert!(
-            last_tick >= Time::from_us(200),
-            "ticks went on to the last CNP"
-        );
-        assert_eq!(fired_at, Some(last_tick + p.rp.timer_period));
-        // The first event, due a period after the first tick, re-armed once.
+        (fired, most, increase_events)
+    }
+
+    /// Under a CNP at every decrease tick the increase timer restarts every
+    /// 4 us for 200 us; the event queue holds one increase event for it at a
+    /// time, not one per restart, and the timer runs out once, a period
+    /// after the last tick, as it would with an event per restart.
+    #[test]
+    fn the_increase_timer_keeps_one_event_through_its_restarts() {
+        let period = DcqcnParams::mellanox().rp.timer_period;
+        let cnps: Vec<Time> = (0..=50).map(|i| Time::from_us(1 + 4 * i)).collect();
+        let end = Time::from_us(210) + period;
+        let (fired, most, increase_events) = drive(&cnps, end);
+        // The first CNP sets the grid: ticks at 5, 9, ..., 205 us.
+        assert_eq!(fired, vec![Time::from_us(205) + period]);
+        assert_eq!(most, 1, "one increase event pending at a time");
+        // The first, due a period after the first tick, re-armed once.
         assert_eq!(increase_events, 2);
+    }
+
+    /// The timer runs out at a decrease tick and restarts twice at that
+    /// picosecond, by its own event and by the tick, to the same deadline:
+    /// it runs out again at that deadline (the pending event, of the first
+    /// restart's generation, stands for the second).
+    #[test]
+    fn two_restarts_at_one_time_run_out_at_their_deadline() {
+        let period = DcqcnParams::mellanox().rp.timer_period;
+        // Ticks at 5 us (the first CNP's) and at 5 us + period (the second's).
+        let first = Time::from_us(5) + period;
+        let cnps = [Time::from_us(1), first - Time::from_us(1)];
+        let (fired, most, _) = drive(&cnps, first + period + Time::from_us(1));
+        assert_eq!(fired, vec![first, first + period]);
+        assert_eq!(most, 1);
     }
 
     #[test]
