@@ -280,16 +280,12 @@ impl Dcqcn {
             rp.limiter.install(rp.line, 128);
             // Keep the generations (events of an earlier install are
             // stale) and what is still in the event queue.
-            let old = &self.rps[f];
-            let (timer, alpha) = (old.qcn.timer_generation, old.alpha_generation);
-            let armed = (old.increase_armed, old.increase_armed_generation);
-            self.rps[f] = DcqcnRp::new(&self.params, rp.line);
-            self.rps[f].qcn.timer_generation = timer;
-            self.rps[f].alpha_generation = alpha.wrapping_add(1);
-            (
-                self.rps[f].increase_armed,
-                self.rps[f].increase_armed_generation,
-            ) = armed;
+            let old = std::mem::replace(&mut self.rps[f], DcqcnRp::new(&self.params, rp.line));
+            let d = &mut self.rps[f];
+            d.qcn.timer_generation = old.qcn.timer_generation;
+            d.alpha_generation = old.alpha_generation.wrapping_add(1);
+            d.increase_armed = old.increase_armed;
+            d.increase_armed_generation = old.increase_armed_generation;
             r.installed = true;
         }
         rp.limiter.messages += 1;
@@ -486,6 +482,19 @@ mod tests {
 
     const LINE: f64 = 40e9;
 
+    /// A data frame of flow 0; tests set what they need.
+    const DATA: Frame = Frame {
+        created: Time::ZERO,
+        flow: 0,
+        dst_host: 0,
+        tag: 0,
+        cpid: 0,
+        aux: 0,
+        size: 1000,
+        kind: FrameKind::Data,
+        qfb: 0,
+    };
+
     #[test]
     fn alpha_and_cr_after_one_to_five_cnps() {
         let p = DcqcnParams::paper();
@@ -562,15 +571,8 @@ mod tests {
     fn the_notification_point_sends_at_most_one_cnp_per_interval() {
         let mut d = Dcqcn::new(DcqcnParams::paper(), &[LINE], 1, vec![stream(1, 0)]);
         let mut frame = Frame {
-            created: Time::ZERO,
-            flow: 0,
-            dst_host: 0,
             tag: Frame::tag_ecn(0, 0, crate::net::ecn::Ecn::Ce),
-            cpid: 0,
-            aux: 0,
-            size: 1000,
-            kind: FrameKind::Data,
-            qfb: 0,
+            ..DATA
         };
         let at = |us: u64| Time::from_us(us);
         assert!(d.delivered(&frame, at(10)).is_some());
@@ -629,15 +631,9 @@ mod tests {
             ..RateLimiter::default()
         };
         let cnp = Frame {
-            created: Time::ZERO,
-            flow: 0,
-            dst_host: 0,
-            tag: 0,
-            cpid: 0,
-            aux: 0,
             size: 64,
             kind: FrameKind::Cnp,
-            qfb: 0,
+            ..DATA
         };
         // Pending timers as the engine orders them: time, kind, then order of scheduling.
         // (The timer by its place in `timers`.)
