@@ -109,17 +109,22 @@ pub struct BinnedLevel {
     pub max: Vec<u64>,
 }
 
-/// A row's level since its last change, and the sums of its open bin.
+/// A row's level since its last change, and the sums of its open bin,
+/// which is the bin of the last change (the last bin for changes past
+/// it). 32 bytes on a 32-byte boundary, so that a row never straddles two
+/// cache lines: a port's row is read at every frame it queues or sends.
 #[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
 struct Row {
     /// Time of the last change and the level since.
     last: u64,
     level: u64,
-    /// The open bin, its integral so far and its maximum so far.
-    bin: usize,
+    /// The open bin's integral so far and its maximum so far.
     area: f64,
     max: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<Row>() == 32);
 
 impl BinnedLevel {
     pub fn new(rows: usize, n_bins: usize, bin: Time) -> Self {
@@ -161,7 +166,6 @@ impl BinnedLevel {
         self.rows.push(Row {
             last: 0,
             level,
-            bin: 0,
             area: 0.0,
             max: level,
         });
@@ -175,7 +179,9 @@ impl BinnedLevel {
     pub fn set(&mut self, row: usize, t: Time, v: u64) {
         let t = t.0;
         let r = &mut self.rows[row];
-        if t >= self.cursor.lo && t < self.cursor.hi && self.cursor.index == r.bin {
+        // The row's last change is no later than `t`, so both are in the
+        // current bin if the change is at or after its start.
+        if t < self.cursor.hi && r.last >= self.cursor.lo {
             // Common case: the old level held within the current bin.
             if r.level != 0 {
                 // Through i64: the same value for anything below 2^63, and
@@ -194,33 +200,40 @@ impl BinnedLevel {
     #[inline(never)]
     fn set_across(&mut self, row: usize, t: u64, v: u64) {
         let b = self.cursor.of(t);
-        self.advance(row, t);
-        let r = &mut self.rows[row];
-        if b != r.bin {
-            self.close(row, b);
+        let open = self.advance(row, t);
+        if b != open {
+            self.close(row, open);
         }
         let r = &mut self.rows[row];
         r.max = r.max.max(v);
         r.level = v;
     }
 
+    /// The bin of a change at `t`: the last bin for changes past it.
+    fn bin_of(&self, t: u64) -> usize {
+        ((t / self.bin) as usize).min(self.n_bins - 1)
+    }
+
     /// Account the current level from the last change up to `t` (not past
-    /// the last bin), closing the bins it leaves.
-    fn advance(&mut self, row: usize, t: u64) {
+    /// the last bin), closing the bins it leaves; returns the bin then
+    /// open, whose sums the row holds.
+    fn advance(&mut self, row: usize, t: u64) -> usize {
         let Row {
             mut last, level, ..
         } = self.rows[row];
+        let mut open = self.bin_of(last);
         self.rows[row].last = t;
         if level == 0 {
-            return;
+            return open;
         }
         while last < t {
             let b = (last / self.bin) as usize;
             if b >= self.n_bins {
                 break;
             }
-            if b != self.rows[row].bin {
-                self.close(row, b);
+            if b != open {
+                self.close(row, open);
+                open = b;
             }
             let to = t.min((b as u64 + 1) * self.bin);
             let r = &mut self.rows[row];
@@ -228,15 +241,15 @@ impl BinnedLevel {
             r.max = r.max.max(level);
             last = to;
         }
+        open
     }
 
-    /// Write the open bin's sums of `row` and open bin `next` (later).
-    fn close(&mut self, row: usize, next: usize) {
+    /// Write the sums of `row`'s open bin `bin` and start the next one.
+    fn close(&mut self, row: usize, bin: usize) {
         let r = &mut self.rows[row];
-        let i = row * self.n_bins + r.bin;
+        let i = row * self.n_bins + bin;
         self.area[i] = r.area;
         self.max[i] = r.max;
-        r.bin = next;
         r.area = 0.0;
         r.max = 0;
     }
@@ -244,8 +257,7 @@ impl BinnedLevel {
     /// Close every row at time `end`, then return the per-bin means.
     pub fn finish(&mut self, end: Time) -> Vec<f64> {
         for row in 0..self.rows.len() {
-            self.advance(row, end.0);
-            let open = self.rows[row].bin;
+            let open = self.advance(row, end.0);
             self.close(row, open);
         }
         let mut mean = self.area.clone();
