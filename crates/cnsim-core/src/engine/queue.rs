@@ -151,6 +151,16 @@ impl<E: EventKey + Copy> EventQueue<E> {
 
     #[inline(always)]
     pub fn schedule(&mut self, time: Time, event: E) {
+        self.schedule_or(time, event, |_| {});
+    }
+
+    /// `schedule`, telling whether one of the event's lanes took it; for
+    /// the heap, the event is first rewritten by `on_heap`, which must
+    /// leave its tie key as it was. (A frame's arrival keeps its frame in
+    /// a line beside its lane when the lane takes it, and in a slab
+    /// otherwise: the event then names the slot.)
+    #[inline(always)]
+    pub fn schedule_or(&mut self, time: Time, event: E, on_heap: impl FnOnce(&mut E)) -> bool {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         let tie = event.tie(time);
@@ -184,9 +194,16 @@ impl<E: EventKey + Copy> EventQueue<E> {
                     self.head[l] = key;
                 }
                 self.lanes[l].push_back(entry);
-                return;
+                return true;
             }
         }
+        let mut entry = entry;
+        on_heap(&mut entry.event);
+        debug_assert_eq!(
+            entry.event.tie(time) & !SEQ_MASK,
+            tie,
+            "on_heap keeps the tie key"
+        );
         if self.taken {
             self.taken = false;
             *self
@@ -196,6 +213,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
         } else {
             self.heap.push(entry);
         }
+        false
     }
 
     /// The earliest event, removed from the queue.
@@ -373,6 +391,31 @@ mod tests {
             assert!(q.is_empty());
             assert_eq!(q.pop(), None);
         }
+    }
+
+    /// `schedule_or` says whether a lane took the event, and rewrites only
+    /// the events that go to the heap: a lane's events pop as scheduled,
+    /// the heap's as rewritten, all in key order.
+    #[test]
+    fn schedule_or_rewrites_only_what_goes_to_the_heap() {
+        let mut q = EventQueue::with_capacity(4);
+        let ev = |id| Laned {
+            class: 0,
+            lanes: &[1],
+            id,
+        };
+        let mut rewritten = Vec::new();
+        for (t, id) in [(10, 1), (20, 2), (15, 3), (30, 4), (25, 5), (40, 6)] {
+            let laned = q.schedule_or(Time(t), ev(id), |e| {
+                e.id += 100;
+                rewritten.push(id);
+            });
+            // In order after the lane's last, or not.
+            assert_eq!(laned, !rewritten.contains(&id), "event {id}");
+        }
+        assert_eq!(rewritten, [3, 5]);
+        let popped: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e.id).collect();
+        assert_eq!(popped, [1, 103, 2, 105, 4, 6]);
     }
 
     /// An event with its own place: `element` in the key.

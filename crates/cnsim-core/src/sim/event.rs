@@ -13,7 +13,8 @@ pub(super) enum Event {
     TxDone {
         port: u32,
     },
-    /// The frame on the link under `slot` (`Simulator::on_links`) has been
+    /// The frame on the link under `slot` (`Simulator::on_links`; the
+    /// front of `Simulator::lane_frames` for `ON_LANE`) has been
     /// received at `port`.
     Arrive {
         port: u32,
@@ -102,6 +103,9 @@ pub(super) enum Event {
         port: u32,
     },
 }
+
+/// `Event::Arrive`'s slot when its frame waits in `Simulator::lane_frames`.
+pub(super) const ON_LANE: u32 = u32::MAX;
 
 // The heap moves events: keep them at 12 bytes.
 const _: () = assert!(std::mem::size_of::<Event>() == 12);

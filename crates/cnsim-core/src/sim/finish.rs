@@ -23,7 +23,11 @@ impl Simulator {
         // Frames still buffered or on their way at the end.
         let queued = self.ports.iter().flat_map(|p| p.queued());
         let limited = self.limiters.iter().flat_map(|rl| rl.queue.iter());
-        let on_links = self.on_links.iter().map(|(_, f)| f);
+        let on_links = self
+            .on_links
+            .iter()
+            .map(|(_, f)| f)
+            .chain(&self.lane_frames);
         let travelling = on_links.chain(self.parked.iter().map(|(_, f)| f));
         for f in queued.chain(limited).chain(travelling) {
             if f.is_data()

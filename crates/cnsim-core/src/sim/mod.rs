@@ -169,10 +169,13 @@ pub struct Simulator {
     routes: Routes,
     /// Frames travelling outside a link, referred to by events.
     parked: Slab<Frame>,
-    /// Frames on the links, each under the slot its `Arrive` event names.
-    /// A slot freed by an arrival is the next one a departure takes, so a
-    /// frame put on a link is written to a line the last arrival has just
-    /// read, not to the receiving port's own line of frames.
+    /// Frames on the links whose `Arrive` event the arrivals' lane took,
+    /// in that lane's order (`ON_LANE`): most of them, as a frame arrives a
+    /// fixed delay after it left. Written and read in order, its lines
+    /// stream through the caches.
+    lane_frames: std::collections::VecDeque<Frame>,
+    /// The other frames on the links, each under the slot its `Arrive`
+    /// event names.
     on_links: Slab<Frame>,
     sources: Vec<Source>,
     flows: Vec<FlowCounters>,
@@ -480,7 +483,13 @@ impl Simulator {
         match ev {
             Event::TxDone { port } => self.tx_done(port),
             Event::Arrive { port, slot } => {
-                let frame = self.on_links.remove(slot as usize);
+                let frame = if slot == event::ON_LANE {
+                    self.lane_frames
+                        .pop_front()
+                        .expect("a frame per laned arrival")
+                } else {
+                    self.on_links.remove(slot as usize)
+                };
                 self.arrive(port, frame)
             }
             Event::Inject { port, slot } => {

@@ -57,10 +57,7 @@ impl Simulator {
     /// A message from another partition takes effect here.
     fn receive(&mut self, msg: Message) {
         match msg {
-            Message::Frame { port, at, frame } => {
-                let slot = self.on_links.insert(frame) as u32;
-                self.events.schedule(at, Event::Arrive { port, slot });
-            }
+            Message::Frame { port, at, frame } => self.put_on_link(at, port, frame),
             Message::Event { at, event } => self.events.schedule(at, event),
             Message::Probe {
                 flow,

@@ -61,6 +61,24 @@ impl RecordingQueue {
     }
 
     #[inline]
+    pub(super) fn schedule_or(
+        &mut self,
+        time: Time,
+        event: Event,
+        on_heap: impl FnOnce(&mut Event),
+    ) -> bool {
+        let mut event = event;
+        let laned = self.inner.schedule_or(time, event, |ev| {
+            on_heap(ev);
+            event = *ev;
+        });
+        if self.recording {
+            self.recorded.push((time, event));
+        }
+        laned
+    }
+
+    #[inline]
     pub(super) fn pop_before(&mut self, end: Time) -> Option<(Time, Event)> {
         self.inner.pop_before(end)
     }

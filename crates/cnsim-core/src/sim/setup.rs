@@ -322,6 +322,7 @@ impl Simulator {
             to_host,
             routes,
             parked: Slab::with_capacity(64),
+            lane_frames: VecDeque::with_capacity(1024),
             on_links: Slab::with_capacity(1024),
             sources,
             flows: vec![FlowCounters::default(); n_flows],

@@ -210,8 +210,27 @@ impl Simulator {
             });
             return;
         }
-        let slot = self.on_links.insert(frame) as u32;
-        self.events.schedule(at, Event::Arrive { port: peer, slot });
+        self.put_on_link(at, peer, frame);
+    }
+
+    /// `frame` is on the link into `port` until `at`: beside its arrival's
+    /// lane if the lane takes the event (frames then leave `lane_frames` in
+    /// the order they joined it, the lane's), else in a slot of
+    /// `on_links`.
+    #[inline(always)]
+    pub(super) fn put_on_link(&mut self, at: Time, port: u32, frame: Frame) {
+        let on_links = &mut self.on_links;
+        let arrive = Event::Arrive {
+            port,
+            slot: super::event::ON_LANE,
+        };
+        let laned = self.events.schedule_or(at, arrive, |ev| {
+            let slot = on_links.insert(frame) as u32;
+            *ev = Event::Arrive { port, slot };
+        });
+        if laned {
+            self.lane_frames.push_back(frame);
+        }
     }
 
     /// An E2CM probe crosses to another partition at `port`: its record
