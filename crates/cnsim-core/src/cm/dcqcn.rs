@@ -483,17 +483,7 @@ mod tests {
     const LINE: f64 = 40e9;
 
     /// A data frame of flow 0; tests set what they need.
-    const DATA: Frame = Frame {
-        created: Time::ZERO,
-        flow: 0,
-        dst_host: 0,
-        tag: 0,
-        cpid: 0,
-        aux: 0,
-        size: 1000,
-        kind: FrameKind::Data,
-        qfb: 0,
-    };
+    const DATA: Frame = Frame::blank(FrameKind::Data, 1000);
 
     #[test]
     fn alpha_and_cr_after_one_to_five_cnps() {

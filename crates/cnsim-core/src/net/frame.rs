@@ -72,6 +72,23 @@ pub const TCP_ECE: u32 = 1 << (ECN_SHIFT + 3);
 pub const ROCE_NAK: u32 = 1 << (ECN_SHIFT + 4);
 
 impl Frame {
+    /// A frame of `kind` and `size` with every other field zero, for tests
+    /// to start from.
+    #[cfg(test)]
+    pub(crate) const fn blank(kind: FrameKind, size: u16) -> Frame {
+        Frame {
+            created: Time::ZERO,
+            flow: 0,
+            dst_host: 0,
+            tag: 0,
+            cpid: 0,
+            aux: 0,
+            size,
+            kind,
+            qfb: 0,
+        }
+    }
+
     /// The tag of a frame of traffic `class` (0..8) entering at `port`,
     /// not ECN-capable.
     #[inline]
@@ -192,15 +209,8 @@ mod tests {
     use super::*;
 
     const BASE: Frame = Frame {
-        created: Time::ZERO,
-        flow: 0,
-        dst_host: 0,
-        tag: 0,
-        cpid: 0,
-        aux: 0,
-        size: 128,
-        kind: FrameKind::Cnm,
         qfb: 26,
+        ..Frame::blank(FrameKind::Cnm, 128)
     };
 
     #[test]

@@ -506,15 +506,9 @@ mod tests {
 
     fn frame(class: u8, size: u16) -> Frame {
         Frame {
-            created: Time::ZERO,
-            flow: 0,
-            dst_host: 0,
             tag: Frame::tag(0, class),
             cpid: NO_CP,
-            aux: 0,
-            size,
-            kind: FrameKind::Data,
-            qfb: 0,
+            ..Frame::blank(FrameKind::Data, size)
         }
     }
 

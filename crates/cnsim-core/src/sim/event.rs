@@ -215,7 +215,9 @@ impl EventKey for Event {
 
     /// Completions come one frame time after a start and arrivals one
     /// link delay after a departure: each in time order when frame sizes
-    /// and link delays are alike, so each has a FIFO lane.
+    /// and link delays are alike, so each has a FIFO lane. Lane 1 is the
+    /// arrivals' alone, and their only one: it pops them in the order it
+    /// took them, which is the order of `Simulator::lane_frames`.
     #[inline]
     fn lanes(&self) -> &'static [usize] {
         // Completions first try their own lane, then the two that open for
@@ -224,6 +226,66 @@ impl EventKey for Event {
             Event::TxDone { .. } => &[0, 2, 3],
             Event::Arrive { .. } => &[1],
             _ => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EventKey;
+
+    /// `Simulator::lane_frames` gives out its frames in the order lane 1
+    /// took their arrivals: that holds only if lane 1 takes arrivals
+    /// alone and arrivals try no other lane.
+    #[test]
+    fn lane_1_is_the_arrivals_alone() {
+        let timer = crate::cm::CmTimer::Drift;
+        let events = [
+            Event::TxDone { port: 0 },
+            Event::Arrive { port: 0, slot: 0 },
+            Event::Reply { port: 0, slot: 0 },
+            Event::Inject { port: 0, slot: 0 },
+            Event::PauseRx { port: 0, quanta: 0 },
+            Event::PauseExpire {
+                port: 0,
+                generation: 0,
+            },
+            Event::PauseRefresh {
+                port: 0,
+                generation: 0,
+            },
+            Event::SourceFire { source: 0 },
+            Event::Notify { flow: 0, slot: 0 },
+            Event::RlRelease { flow: 0 },
+            Event::CmTimer {
+                flow: 0,
+                generation: 0,
+                timer,
+            },
+            Event::EgressArrive { node: 0, slot: 0 },
+            Event::ArbiterFree { node: 0 },
+            Event::ConnRto { flow: 0 },
+            Event::ConnAck { flow: 0 },
+            Event::FlowStart { node: 0 },
+            Event::PfcRx {
+                port: 0,
+                class: 0,
+                quanta: 0,
+            },
+            Event::PfcExpire {
+                port: 0,
+                class: 0,
+                generation: 0,
+            },
+            Event::PfcRefresh { port: 0 },
+        ];
+        for ev in events {
+            let arrival = matches!(ev, Event::Arrive { .. });
+            assert_eq!(ev.lanes().contains(&1), arrival, "{ev:?}");
+            if arrival {
+                assert_eq!(ev.lanes(), [1], "{ev:?}");
+            }
         }
     }
 }

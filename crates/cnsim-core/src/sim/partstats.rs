@@ -54,10 +54,7 @@ impl RecordingQueue {
 
     #[inline]
     pub(super) fn schedule(&mut self, time: Time, event: Event) {
-        if self.recording {
-            self.recorded.push((time, event));
-        }
-        self.inner.schedule(time, event);
+        self.schedule_or(time, event, |_| {});
     }
 
     #[inline]
