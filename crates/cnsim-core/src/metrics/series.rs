@@ -1,5 +1,6 @@
-//! Binned time series in preallocated row-major matrices (one row per
-//! entity, one column per bin). Recording is index arithmetic only: the bin
+//! Binned time series in preallocated matrices (one row per entity, one
+//! column per bin), stored row by row except a port's sums (`PortSums`,
+//! bin by bin). Recording is index arithmetic only: the bin
 //! of the last recorded time is remembered, so the common case (the same bin
 //! as last time) needs no division.
 
@@ -51,24 +52,47 @@ impl BinCursor {
     }
 }
 
-/// Sums per bin (bytes sent, delivered, dropped...).
-pub struct BinnedSum {
+/// Sums per bin (bytes sent, delivered, dropped...): a matrix of one row per
+/// entity and one column per bin, stored row by row, or bin by bin when
+/// `BY_BIN` (`PortSums`).
+///
+/// Bin by bin, the cells a bin's additions go to lie side by side: for
+/// rows added to at nearly every frame, such as a port's bytes sent, a few
+/// hundred ports share a handful of cache lines while the bin lasts, where
+/// row by row each port's cell is a line of its own (rows are `n_bins`
+/// cells apart). Row by row suits rows that are few or rarely added to
+/// (a flow's, a workload's) and hands its matrix over as it is.
+pub struct BinnedSum<const BY_BIN: bool = false> {
     pub n_bins: usize,
+    rows: usize,
     cursor: BinCursor,
-    pub data: Vec<u64>,
+    data: Vec<u64>,
 }
 
-impl BinnedSum {
+/// A port's sums, added to at every frame it sends: stored bin by bin.
+pub type PortSums = BinnedSum<true>;
+
+impl<const BY_BIN: bool> BinnedSum<BY_BIN> {
     pub fn new(rows: usize, n_bins: usize, bin: Time) -> Self {
         BinnedSum {
             n_bins,
+            rows,
             cursor: BinCursor::new(n_bins, bin),
             data: vec![0; rows * n_bins],
         }
     }
 
+    #[inline(always)]
+    fn cell(&self, row: usize, b: usize) -> usize {
+        if BY_BIN {
+            b * self.rows + row
+        } else {
+            row * self.n_bins + b
+        }
+    }
+
     /// Add another partition's sums (a split run).
-    pub fn absorb(&mut self, o: &BinnedSum) {
+    pub fn absorb(&mut self, o: &Self) {
         for (a, b) in self.data.iter_mut().zip(&o.data) {
             *a += *b;
         }
@@ -77,18 +101,36 @@ impl BinnedSum {
     #[inline]
     pub fn add(&mut self, row: usize, t: Time, v: u64) {
         let b = self.cursor.of(t.0);
-        self.data[row * self.n_bins + b] += v;
+        let i = self.cell(row, b);
+        self.data[i] += v;
     }
 
-    pub fn row(&self, row: usize) -> &[u64] {
-        &self.data[row * self.n_bins..(row + 1) * self.n_bins]
+    /// The sums of `row`, bin by bin.
+    pub fn row(&self, row: usize) -> impl Iterator<Item = u64> + '_ {
+        (0..self.n_bins).map(move |b| self.data[self.cell(row, b)])
     }
 
     /// The cell of `row` in the bin of the last addition: where the
     /// row's next one most likely goes.
     #[inline]
     pub fn current_cell(&self, row: usize) -> &u64 {
-        &self.data[row * self.n_bins + self.cursor.index]
+        &self.data[self.cell(row, self.cursor.index)]
+    }
+
+    /// The whole matrix row by row (the results' layout), leaving this one
+    /// empty.
+    pub fn take_rows(&mut self) -> Vec<u64> {
+        let data = std::mem::take(&mut self.data);
+        if !BY_BIN || self.rows <= 1 {
+            return data;
+        }
+        let mut rows = vec![0; data.len()];
+        for (b, bin) in data.chunks_exact(self.rows).enumerate() {
+            for (r, &v) in bin.iter().enumerate() {
+                rows[r * self.n_bins + b] = v;
+            }
+        }
+        rows
     }
 }
 
@@ -424,11 +466,45 @@ mod tests {
         let mean = l.finish(Time(200));
         assert_eq!(mean, vec![9.0, 5.0, 0.0, (4.0 * 60.0 + 8.0 * 20.0) / 100.0]);
         assert_eq!(l.max, vec![10, 10, 0, 8]);
-        let mut s = BinnedSum::new(1, 2, Time(100));
+        let mut s: BinnedSum = BinnedSum::new(1, 2, Time(100));
         for t in [5, 150, 99, 400] {
             s.add(0, Time(t), 1);
         }
-        assert_eq!(s.data, vec![2, 2]);
+        assert_eq!(s.take_rows(), vec![2, 2]);
+    }
+
+    /// Sums stored bin by bin read and hand over the same rows as sums
+    /// stored row by row, and the cell of the last addition is the same.
+    #[test]
+    fn sums_by_bin_read_as_sums_by_row() {
+        let (rows, n_bins, bin) = (3, 4, Time(100));
+        let mut by_row: BinnedSum = BinnedSum::new(rows, n_bins, bin);
+        let mut by_bin = PortSums::new(rows, n_bins, bin);
+        let adds = [
+            (0, 5, 7),
+            (2, 40, 1),
+            (1, 150, 3),
+            (2, 160, 9),
+            (0, 390, 2),
+            (1, 950, 4),
+        ];
+        for &(row, t, v) in &adds {
+            by_row.add(row, Time(t), v);
+            by_bin.add(row, Time(t), v);
+            assert_eq!(by_bin.current_cell(row), by_row.current_cell(row));
+        }
+        for row in 0..rows {
+            assert!(by_bin.row(row).eq(by_row.row(row)), "row {row}");
+        }
+        // Row 1: 3 in bin 1, 4 past the end (in the last bin).
+        assert_eq!(by_bin.row(1).collect::<Vec<_>>(), vec![0, 3, 0, 4]);
+        let mut other = PortSums::new(rows, n_bins, bin);
+        other.add(2, Time(310), 5);
+        by_bin.absorb(&other);
+        by_row.add(2, Time(310), 5);
+        let rows_by_row = by_row.take_rows();
+        assert_eq!(rows_by_row, vec![7, 0, 0, 2, 0, 3, 0, 4, 1, 9, 0, 5]);
+        assert_eq!(by_bin.take_rows(), rows_by_row);
     }
 
     /// A row made late holds what a row set at time zero and left alone

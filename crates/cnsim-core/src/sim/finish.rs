@@ -77,7 +77,7 @@ impl Simulator {
             q.pause_frames_sent = p.pause.sender.frames_sent;
             q.xoff_sent = p.pause.sender.xoff_sent;
             q.paused_time = p.pause.receiver.paused_time(end);
-            q.tx_bytes = self.queue_tx.row(i).iter().sum();
+            q.tx_bytes = self.queue_tx.row(i).sum();
             q.max_occupancy = self.queue_occ.max_row(i).iter().copied().max().unwrap_or(0);
         }
         // A workload's row sums its flows' bytes, but a level (a rate, a
@@ -112,11 +112,11 @@ impl Simulator {
         let series = Series {
             bin: sc.bin,
             n_bins: self.flow_tx.n_bins,
-            flow_tx_bytes: std::mem::take(&mut self.flow_tx.data),
-            flow_rx_bytes: std::mem::take(&mut self.flow_rx.data),
-            queue_tx_bytes: std::mem::take(&mut self.queue_tx.data),
-            queue_drops: std::mem::take(&mut self.queue_drops.data),
-            queue_xoff: std::mem::take(&mut self.queue_xoff.data),
+            flow_tx_bytes: self.flow_tx.take_rows(),
+            flow_rx_bytes: self.flow_rx.take_rows(),
+            queue_tx_bytes: self.queue_tx.take_rows(),
+            queue_drops: self.queue_drops.take_rows(),
+            queue_xoff: self.queue_xoff.take_rows(),
             queue_occ_mean: occ_mean,
             queue_occ_max: std::mem::take(&mut self.queue_occ.max),
             flow_rl_flows: rl_flows,
@@ -126,8 +126,8 @@ impl Simulator {
             flow_rl_target_mean: rl_target_mean,
             flow_alpha_mean: alpha_mean,
             flow_cwnd_mean: tcp_cwnd_mean,
-            flow_retransmissions: std::mem::take(&mut self.conn_retx.data),
-            flow_timeouts: std::mem::take(&mut self.conn_timeouts.data),
+            flow_retransmissions: self.conn_retx.take_rows(),
+            flow_timeouts: self.conn_timeouts.take_rows(),
             buffer_shared_mean: self.buffer_shared.finish(end),
             buffer_shared_max: std::mem::take(&mut self.buffer_shared.max),
             buffer_headroom_mean: self.buffer_headroom.finish(end),

@@ -17,7 +17,7 @@
 
 use crate::cm::Scheme;
 use crate::flowctl::watchdog::{Watchdog, WatchdogSpec};
-use crate::metrics::series::{BinnedLevel, BinnedSum, RowsOnDemand};
+use crate::metrics::series::{BinnedLevel, BinnedSum, PortSums, RowsOnDemand};
 use crate::net::ecn::PortMarking;
 use crate::net::frame::Frame;
 use crate::net::port::Port;
@@ -182,7 +182,7 @@ pub struct Simulator {
     queues: Vec<QueueCounters>,
     flow_tx: BinnedSum,
     flow_rx: BinnedSum,
-    queue_tx: BinnedSum,
+    queue_tx: PortSums,
     queue_drops: BinnedSum,
     /// XOFF frames sent per port and bin.
     queue_xoff: BinnedSum,

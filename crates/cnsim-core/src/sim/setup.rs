@@ -14,7 +14,7 @@ use crate::engine::rng::Stream;
 use crate::engine::rng::{component_key, stream, Geometric};
 use crate::flowctl::pause::PauseMode;
 use crate::flowctl::watchdog::Watchdog;
-use crate::metrics::series::{BinnedLevel, BinnedSum, RowsOnDemand};
+use crate::metrics::series::{BinnedLevel, BinnedSum, PortSums, RowsOnDemand};
 use crate::net::ecn::{MarkAt, PortMarking};
 use crate::net::mmu::Mmu;
 use crate::net::port::{Owner, Port, PortClasses};
@@ -329,7 +329,7 @@ impl Simulator {
             queues: vec![QueueCounters::default(); n_ports],
             flow_tx: BinnedSum::new(n_rows, n_bins, sc.bin),
             flow_rx: BinnedSum::new(n_rows, n_bins, sc.bin),
-            queue_tx: BinnedSum::new(n_ports, n_bins, sc.bin),
+            queue_tx: PortSums::new(n_ports, n_bins, sc.bin),
             queue_drops: BinnedSum::new(n_ports, n_bins, sc.bin),
             queue_xoff: BinnedSum::new(n_ports, n_bins, sc.bin),
             queue_occ: BinnedLevel::new(n_ports, n_bins, sc.bin),

@@ -258,9 +258,9 @@ min_rate = "1Gbps""#,
     let queued_at_stop = rl.queue.len();
     s.run_until(resume, None).unwrap();
     assert!(s.limiters[0].queue.len() >= queued_at_stop);
-    let egress_before: u64 = s.queue_tx.row(0).iter().sum();
+    let egress_before: u64 = s.queue_tx.row(0).sum();
     s.run_until(resume + Time::from_us(120), None).unwrap();
-    let sent = s.queue_tx.row(0).iter().sum::<u64>() - egress_before;
+    let sent = s.queue_tx.row(0).sum::<u64>() - egress_before;
     // 120 us at 1 Gb/s is 10 frames (11 if the first leaves at `resume`).
     assert!((15_000..=16_500).contains(&sent), "{sent}");
 }
