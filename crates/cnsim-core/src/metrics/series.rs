@@ -1,5 +1,5 @@
 //! Binned time series in preallocated matrices (one row per entity, one
-//! column per bin), stored row by row except a port's sums (`PortSums`,
+//! column per bin), stored row by row except the ports' sums (`PortSums`,
 //! bin by bin). Recording is index arithmetic only: the bin
 //! of the last recorded time is remembered, so the common case (the same bin
 //! as last time) needs no division.
@@ -69,7 +69,8 @@ pub struct BinnedSum<const BY_BIN: bool = false> {
     data: Vec<u64>,
 }
 
-/// A port's sums, added to at every frame it sends: stored bin by bin.
+/// A port's sums (bytes sent, drops, XOFFs), stored bin by bin: its bytes
+/// sent are added to at every frame it sends.
 pub type PortSums = BinnedSum<true>;
 
 impl<const BY_BIN: bool> BinnedSum<BY_BIN> {

@@ -183,9 +183,9 @@ pub struct Simulator {
     flow_tx: BinnedSum,
     flow_rx: BinnedSum,
     queue_tx: PortSums,
-    queue_drops: BinnedSum,
+    queue_drops: PortSums,
     /// XOFF frames sent per port and bin.
-    queue_xoff: BinnedSum,
+    queue_xoff: PortSums,
     queue_occ: BinnedLevel,
     /// Per shared-buffer switch: shared pool and headroom in use.
     buffer_shared: BinnedLevel,

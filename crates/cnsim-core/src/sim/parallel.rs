@@ -92,14 +92,18 @@ impl Simulator {
         for (a, b) in [
             (&mut self.flow_tx, &o.flow_tx),
             (&mut self.flow_rx, &o.flow_rx),
-            (&mut self.queue_drops, &o.queue_drops),
-            (&mut self.queue_xoff, &o.queue_xoff),
             (&mut self.conn_retx, &o.conn_retx),
             (&mut self.conn_timeouts, &o.conn_timeouts),
         ] {
             a.absorb(b);
         }
-        self.queue_tx.absorb(&o.queue_tx);
+        for (a, b) in [
+            (&mut self.queue_tx, &o.queue_tx),
+            (&mut self.queue_drops, &o.queue_drops),
+            (&mut self.queue_xoff, &o.queue_xoff),
+        ] {
+            a.absorb(b);
+        }
         self.n_events += o.n_events;
         self.frame_hops += o.frame_hops;
         self.fingerprint = self.fingerprint.wrapping_add(o.fingerprint);
