@@ -20,9 +20,13 @@
 //! own, which then stays sorted, and costs no sift. An event that fits none
 //! goes to the heap instead. Where frame times differ (ACKs and data, links
 //! of several rates), the completions of each frame time form their own
-//! increasing sequence, so a run can open two more lanes for them
-//! (`open_all_lanes`). `pop` takes the least of the heap's top and the lane
-//! heads, so the order is exactly the key order whatever goes where.
+//! increasing sequence, so such a run opens two more lanes for them
+//! (`open_all_lanes`). Such a run also keeps its far events (timeouts that
+//! seldom run out, `EventKey::far`) out of the heap but the earliest: a
+//! RoCE flow's retransmission timeout is 64 ms away and outlives most
+//! flows, and tens of thousands of them in study F's heap made every sift
+//! there walk past them. `pop` takes the least of the heap's top and the
+//! lane heads, so the order is exactly the key order whatever goes where.
 
 use crate::units::Time;
 use dary_heap::QuaternaryHeap;
@@ -51,6 +55,14 @@ pub trait EventKey {
     fn lanes(&self) -> &'static [usize] {
         &[]
     }
+
+    /// Whether the event is a far one: a timeout that waits long and seldom
+    /// runs out (a retransmission timeout, which outlives most flows). With
+    /// every lane open, far events but the earliest wait in a heap of their
+    /// own, where the sifts of the many near events do not walk past them.
+    fn far(&self) -> bool {
+        false
+    }
 }
 
 /// Number of FIFO lanes: 0 and 1 always open, 2 and 3 on request
@@ -60,6 +72,7 @@ pub const LANES: usize = 4;
 /// A pending event. The heap moves these around, so they are kept small:
 /// events carry indices, never frames (see `sim`), and the ordering is one
 /// 128-bit comparison of (time, tie key).
+#[derive(Clone, Copy)]
 struct Entry<E> {
     time: Time,
     /// The event's tie key with the order of scheduling in its low bits.
@@ -123,6 +136,13 @@ pub struct EventQueue<E> {
     /// empty and a pop compares the heads of lanes 0 and 1 only.
     all_open: bool,
     next_seq: u64,
+    /// Far events (`EventKey::far`) of a run with every lane open, all
+    /// after the far event in the heap, `promoted` (its key; `u128::MAX`
+    /// when there is none, and then this heap is empty): whenever one of
+    /// these is the earliest event, the promoted one has come out of the
+    /// heap, which put the earliest of these in its place.
+    far: QuaternaryHeap<Entry<E>>,
+    promoted: u128,
     /// The heap's top entry was handed out by `pop` and no longer counts.
     /// Most handlers schedule at least one event, and the first one that
     /// goes to the heap overwrites the top in place: one sift instead of a
@@ -145,6 +165,8 @@ impl<E: EventKey + Copy> EventQueue<E> {
             head: [u128::MAX; LANES],
             all_open: false,
             next_seq: 0,
+            far: QuaternaryHeap::new(),
+            promoted: u128::MAX,
             taken: false,
         }
     }
@@ -161,19 +183,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
     /// otherwise: the event then names the slot.)
     #[inline(always)]
     pub fn schedule_or(&mut self, time: Time, event: E, on_heap: impl FnOnce(&mut E)) -> bool {
-        let seq = self.next_seq;
-        self.next_seq = self.next_seq.wrapping_add(1);
-        let tie = event.tie(time);
-        debug_assert_eq!(
-            tie & SEQ_MASK,
-            0,
-            "an event's tie key leaves the low bits free"
-        );
-        let entry = Entry {
-            time,
-            order: tie | (seq & SEQ_MASK),
-            event,
-        };
+        let entry = self.entry(time, event);
         let key = entry.key();
         // With lanes 2 and 3 closed, an event's first lane is its only one
         // (events name lanes 2 and 3 only after their first).
@@ -188,12 +198,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
             lanes.len().min(1)
         };
         for &l in &lanes[..tried] {
-            if key >= self.last[l] {
-                self.last[l] = key;
-                if self.lanes[l].is_empty() {
-                    self.head[l] = key;
-                }
-                self.lanes[l].push_back(entry);
+            if self.append(l, key, entry) {
                 return true;
             }
         }
@@ -201,9 +206,60 @@ impl<E: EventKey + Copy> EventQueue<E> {
         on_heap(&mut entry.event);
         debug_assert_eq!(
             entry.event.tie(time) & !SEQ_MASK,
-            tie,
+            entry.order & !SEQ_MASK,
             "on_heap keeps the tie key"
         );
+        self.put_in_heap(entry);
+        false
+    }
+
+    /// The queue's entry for `event` at `time`: its tie key and the order
+    /// of scheduling.
+    #[inline(always)]
+    fn entry(&mut self, time: Time, event: E) -> Entry<E> {
+        let seq = self.next_seq;
+        self.next_seq = self.next_seq.wrapping_add(1);
+        let tie = event.tie(time);
+        debug_assert_eq!(
+            tie & SEQ_MASK,
+            0,
+            "an event's tie key leaves the low bits free"
+        );
+        Entry {
+            time,
+            order: tie | (seq & SEQ_MASK),
+            event,
+        }
+    }
+
+    /// Append `entry` (of `key`) to lane `l` if that keeps it sorted.
+    #[inline(always)]
+    fn append(&mut self, l: usize, key: u128, entry: Entry<E>) -> bool {
+        if key < self.last[l] {
+            return false;
+        }
+        self.last[l] = key;
+        if self.lanes[l].is_empty() {
+            self.head[l] = key;
+        }
+        self.lanes[l].push_back(entry);
+        true
+    }
+
+    /// Put `entry` in the far heap if it is a far event of a run with every
+    /// lane open, else in the heap (over the taken top if there is one).
+    #[inline(always)]
+    fn put_in_heap(&mut self, entry: Entry<E>) {
+        if self.all_open && entry.event.far() {
+            let key = entry.key();
+            if key > self.promoted {
+                self.far.push(entry);
+                return;
+            }
+            // The earliest far event: it goes to the heap (an earlier
+            // promoted one stays there, as any event).
+            self.promoted = key;
+        }
         if self.taken {
             self.taken = false;
             *self
@@ -213,7 +269,6 @@ impl<E: EventKey + Copy> EventQueue<E> {
         } else {
             self.heap.push(entry);
         }
-        false
     }
 
     /// The earliest event, removed from the queue.
@@ -248,8 +303,13 @@ impl<E: EventKey + Copy> EventQueue<E> {
                 if top.key() >= limit {
                     return None;
                 }
-                self.taken = true;
-                return Some((top.time, top.event));
+                let (time, event) = (top.time, top.event);
+                if top.key() == self.promoted {
+                    self.promote_next();
+                } else {
+                    self.taken = true;
+                }
+                return Some((time, event));
             }
         }
         if lane_key >= limit {
@@ -259,6 +319,23 @@ impl<E: EventKey + Copy> EventQueue<E> {
         let e = q.pop_front().expect("a head key means an entry");
         self.head[lane] = q.front().map_or(u128::MAX, Entry::key);
         Some((e.time, e.event))
+    }
+
+    /// The promoted far event is out of the heap (its top, handed out):
+    /// the earliest far event left, if any, takes its place.
+    #[cold]
+    #[inline(never)]
+    fn promote_next(&mut self) {
+        match self.far.pop() {
+            Some(next) => {
+                self.promoted = next.key();
+                *self.heap.peek_mut().expect("the promoted top") = next;
+            }
+            None => {
+                self.promoted = u128::MAX;
+                self.taken = true;
+            }
+        }
     }
 
     /// Let lanes 2 and 3 take events too: for runs whose events of one kind
@@ -288,6 +365,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
 
     pub fn len(&self) -> usize {
         self.heap.len() - usize::from(self.taken)
+            + self.far.len()
             + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
 
@@ -337,11 +415,15 @@ mod tests {
         fn lanes(&self) -> &'static [usize] {
             self.lanes
         }
+        /// Every third event without lanes.
+        fn far(&self) -> bool {
+            self.lanes.is_empty() && self.id % 3 == 0
+        }
     }
 
-    /// Random schedules and pops, lanes or not, in and out of order: the
-    /// queue pops exactly what a plain sort by (time, class, order
-    /// scheduled) pops.
+    /// Random schedules and pops, lanes or not, in and out of order, far
+    /// events or not: the queue pops exactly what a plain sort by (time, class,
+    /// order scheduled) pops.
     #[test]
     fn lanes_and_heap_pop_in_exact_key_order() {
         use rand::RngExt;
@@ -354,14 +436,16 @@ mod tests {
             let mut reference: Vec<(u64, u8, u32)> = Vec::new();
             let mut now = 0u64;
             let mut id = 0u32;
+            let mut far_seen = false;
             for _ in 0..2_000 {
                 if rng.random_range(0..3) > 0 || reference.is_empty() {
                     // Mostly a fixed delay ahead (in lane order), sometimes not.
-                    let delay = match rng.random_range(0..4) {
+                    let delay = match rng.random_range(0..6) {
                         0 => 7,
                         1 => 12,
                         2 => rng.random_range(0..3),
-                        _ => rng.random_range(0..40),
+                        3 => rng.random_range(0..40),
+                        _ => rng.random_range(0..400),
                     };
                     let ev = Laned {
                         class: rng.random_range(0..3),
@@ -372,6 +456,7 @@ mod tests {
                     reference.push((now + delay, ev.class, id));
                     q.schedule(Time(now + delay), ev);
                     id += 1;
+                    far_seen |= !q.far.is_empty();
                 } else {
                     reference.sort();
                     let (t, _, want) = reference.remove(0);
@@ -390,7 +475,42 @@ mod tests {
             }
             assert!(q.is_empty());
             assert_eq!(q.pop(), None);
+            // Only a run with every lane open keeps far events apart.
+            assert_eq!(far_seen, round % 2 == 1, "round {round}");
         }
+    }
+
+    /// Far events in a run with every lane open: the earliest waits in the
+    /// heap and the others apart, an earlier one scheduled later joins the
+    /// heap too, and as each comes out the next takes its place; all pop in
+    /// time order among near events.
+    #[test]
+    fn far_events_wait_apart_but_the_earliest() {
+        let mut q = EventQueue::with_capacity(4);
+        q.open_all_lanes();
+        let far = |id: u32| Laned {
+            class: 0,
+            lanes: &[],
+            id: 3 * id,
+        };
+        let near = |id: u32| Laned {
+            class: 0,
+            lanes: &[],
+            id: 3 * id + 1,
+        };
+        for (t, id) in [(500, 1), (300, 2), (900, 3)] {
+            q.schedule(Time(t), far(id));
+        }
+        // 300 went to the heap (earlier than 500, which stays there too).
+        assert_eq!((q.heap.len(), q.far.len()), (2, 1));
+        q.schedule(Time(100), far(4));
+        assert_eq!((q.heap.len(), q.far.len()), (3, 1));
+        for t in [50, 200, 400, 600, 800, 1000] {
+            q.schedule(Time(t), near(t as u32));
+        }
+        let popped: Vec<u64> = std::iter::from_fn(|| q.pop()).map(|(t, _)| t.0).collect();
+        assert_eq!(popped, [50, 100, 200, 300, 400, 500, 600, 800, 900, 1000]);
+        assert!(q.is_empty() && q.far.is_empty());
     }
 
     /// `schedule_or` says whether a lane took the event, and rewrites only

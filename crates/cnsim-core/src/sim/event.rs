@@ -220,13 +220,18 @@ impl EventKey for Event {
     /// took them, which is the order of `Simulator::lane_frames`.
     #[inline]
     fn lanes(&self) -> &'static [usize] {
-        // Completions first try their own lane, then the two that open for
-        // transmissions of several durations.
         match self {
             Event::TxDone { .. } => &[0, 2, 3],
             Event::Arrive { .. } => &[1],
             _ => &[],
         }
+    }
+
+    /// A connection's retransmission timeout (RoCE's 64 ms) waits out most
+    /// flows it guards, then finds them done.
+    #[inline]
+    fn far(&self) -> bool {
+        matches!(self, Event::ConnRto { .. })
     }
 }
 
