@@ -72,7 +72,6 @@ pub const LANES: usize = 4;
 /// A pending event. The heap moves these around, so they are kept small:
 /// events carry indices, never frames (see `sim`), and the ordering is one
 /// 128-bit comparison of (time, tie key).
-#[derive(Clone, Copy)]
 struct Entry<E> {
     time: Time,
     /// The event's tie key with the order of scheduling in its low bits.
@@ -183,7 +182,19 @@ impl<E: EventKey + Copy> EventQueue<E> {
     /// otherwise: the event then names the slot.)
     #[inline(always)]
     pub fn schedule_or(&mut self, time: Time, event: E, on_heap: impl FnOnce(&mut E)) -> bool {
-        let entry = self.entry(time, event);
+        let seq = self.next_seq;
+        self.next_seq = self.next_seq.wrapping_add(1);
+        let tie = event.tie(time);
+        debug_assert_eq!(
+            tie & SEQ_MASK,
+            0,
+            "an event's tie key leaves the low bits free"
+        );
+        let entry = Entry {
+            time,
+            order: tie | (seq & SEQ_MASK),
+            event,
+        };
         let key = entry.key();
         // With lanes 2 and 3 closed, an event's first lane is its only one
         // (events name lanes 2 and 3 only after their first).
@@ -198,7 +209,12 @@ impl<E: EventKey + Copy> EventQueue<E> {
             lanes.len().min(1)
         };
         for &l in &lanes[..tried] {
-            if self.append(l, key, entry) {
+            if key >= self.last[l] {
+                self.last[l] = key;
+                if self.lanes[l].is_empty() {
+                    self.head[l] = key;
+                }
+                self.lanes[l].push_back(entry);
                 return true;
             }
         }
@@ -206,58 +222,16 @@ impl<E: EventKey + Copy> EventQueue<E> {
         on_heap(&mut entry.event);
         debug_assert_eq!(
             entry.event.tie(time) & !SEQ_MASK,
-            entry.order & !SEQ_MASK,
+            tie,
             "on_heap keeps the tie key"
         );
-        self.put_in_heap(entry);
-        false
-    }
-
-    /// The queue's entry for `event` at `time`: its tie key and the order
-    /// of scheduling.
-    #[inline(always)]
-    fn entry(&mut self, time: Time, event: E) -> Entry<E> {
-        let seq = self.next_seq;
-        self.next_seq = self.next_seq.wrapping_add(1);
-        let tie = event.tie(time);
-        debug_assert_eq!(
-            tie & SEQ_MASK,
-            0,
-            "an event's tie key leaves the low bits free"
-        );
-        Entry {
-            time,
-            order: tie | (seq & SEQ_MASK),
-            event,
-        }
-    }
-
-    /// Append `entry` (of `key`) to lane `l` if that keeps it sorted.
-    #[inline(always)]
-    fn append(&mut self, l: usize, key: u128, entry: Entry<E>) -> bool {
-        if key < self.last[l] {
-            return false;
-        }
-        self.last[l] = key;
-        if self.lanes[l].is_empty() {
-            self.head[l] = key;
-        }
-        self.lanes[l].push_back(entry);
-        true
-    }
-
-    /// Put `entry` in the far heap if it is a far event of a run with every
-    /// lane open, else in the heap (over the taken top if there is one).
-    #[inline(always)]
-    fn put_in_heap(&mut self, entry: Entry<E>) {
         if self.all_open && entry.event.far() {
-            let key = entry.key();
             if key > self.promoted {
                 self.far.push(entry);
-                return;
+                return false;
             }
-            // The earliest far event: it goes to the heap (an earlier
-            // promoted one stays there, as any event).
+            // The earliest far event goes to the heap (an earlier promoted
+            // one stays there, as any event).
             self.promoted = key;
         }
         if self.taken {
@@ -269,6 +243,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
         } else {
             self.heap.push(entry);
         }
+        false
     }
 
     /// The earliest event, removed from the queue.

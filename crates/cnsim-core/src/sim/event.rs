@@ -220,6 +220,8 @@ impl EventKey for Event {
     /// took them, which is the order of `Simulator::lane_frames`.
     #[inline]
     fn lanes(&self) -> &'static [usize] {
+        // Completions first try their own lane, then the two that open for
+        // transmissions of several durations.
         match self {
             Event::TxDone { .. } => &[0, 2, 3],
             Event::Arrive { .. } => &[1],
