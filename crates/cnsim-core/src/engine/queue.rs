@@ -12,7 +12,7 @@
 //!
 //! Storage is a 4-ary heap (`dary_heap`: half a binary heap's depth, the
 //! children of a node on two cache lines; study F's fabric keeps thousands
-//! of events pending) plus four FIFO lanes. Many events are scheduled a
+//! of events pending) plus up to five FIFO lanes. Many events are scheduled a
 //! fixed delay after the current time (a frame's arrival one link delay
 //! after it left, a transmitter's completion one frame time after it
 //! started), so their keys mostly arrive in increasing order; such an event
@@ -21,12 +21,15 @@
 //! goes to the heap instead. Where frame times differ (ACKs and data, links
 //! of several rates), the completions of each frame time form their own
 //! increasing sequence, so such a run opens two more lanes for them
-//! (`open_all_lanes`). Such a run also keeps its far events (timeouts that
-//! seldom run out, `EventKey::far`) out of the heap but the earliest: a
-//! RoCE flow's retransmission timeout is 64 ms away and outlives most
-//! flows, and tens of thousands of them in study F's heap made every sift
-//! there walk past them. `pop` takes the least of the heap's top and the
-//! lane heads, so the order is exactly the key order whatever goes where.
+//! (`open_all_lanes`); a run with links of several rates (four frame
+//! times or more) opens a fifth and places each completion in the lane of
+//! its frame time, one lane per factor of four (`place_by_delay`). Such
+//! runs also keep their far events (timeouts that seldom run out,
+//! `EventKey::far`) out of the heap but the earliest: a RoCE flow's
+//! retransmission timeout is 64 ms away and outlives most flows, and tens
+//! of thousands of them in study F's heap made every sift there walk past
+//! them. `pop` takes the least of the heap's top and the lane heads, so
+//! the order is exactly the key order whatever goes where.
 
 use crate::units::Time;
 use dary_heap::QuaternaryHeap;
@@ -66,8 +69,23 @@ pub trait EventKey {
 }
 
 /// Number of FIFO lanes: 0 and 1 always open, 2 and 3 on request
-/// (`EventQueue::open_all_lanes`).
-pub const LANES: usize = 4;
+/// (`EventQueue::open_all_lanes`), 4 with placement by delay
+/// (`EventQueue::place_by_delay`).
+pub const LANES: usize = 5;
+
+/// The lane an event placed by its delay (`EventQueue::schedule_after`)
+/// tries, its only one: the lane of the delay's pair of octaves. Frame
+/// times four times apart or more (study F's data and ACKs at 100 and
+/// 400 Gb/s: 84, 21, 5.1 and 1.3 ns) each keep a lane, in which they stay
+/// in time order. One that finds its lane ahead of it (a flow's shorter
+/// last frame) goes to the heap: in another lane it would hold back that
+/// lane's own frame time, whose completions would then spill in turn.
+#[inline]
+fn delay_lane(delay: Time) -> usize {
+    const LANE: [usize; 4] = [0, 2, 3, 4];
+    let octave = 63 - (delay.0 | 1).leading_zeros();
+    LANE[(octave / 2 % 4) as usize]
+}
 
 /// A pending event. The heap moves these around, so they are kept small:
 /// events carry indices, never frames (see `sim`), and the ordering is one
@@ -134,6 +152,10 @@ pub struct EventQueue<E> {
     /// Lanes 2 and 3 take events (`open_all_lanes`); else they stay
     /// empty and a pop compares the heads of lanes 0 and 1 only.
     all_open: bool,
+    /// Lane 4 is open too, and `schedule_after` places an event by its
+    /// delay (`place_by_delay`); else lane 4 stays empty and a pop does
+    /// not look at it.
+    by_delay: bool,
     next_seq: u64,
     /// Far events (`EventKey::far`) of a run with every lane open, all
     /// after the far event in the heap, `promoted` (its key; `u128::MAX`
@@ -163,6 +185,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
             last: [0; LANES],
             head: [u128::MAX; LANES],
             all_open: false,
+            by_delay: false,
             next_seq: 0,
             far: QuaternaryHeap::new(),
             promoted: u128::MAX,
@@ -182,19 +205,8 @@ impl<E: EventKey + Copy> EventQueue<E> {
     /// otherwise: the event then names the slot.)
     #[inline(always)]
     pub fn schedule_or(&mut self, time: Time, event: E, on_heap: impl FnOnce(&mut E)) -> bool {
-        let seq = self.next_seq;
-        self.next_seq = self.next_seq.wrapping_add(1);
-        let tie = event.tie(time);
-        debug_assert_eq!(
-            tie & SEQ_MASK,
-            0,
-            "an event's tie key leaves the low bits free"
-        );
-        let entry = Entry {
-            time,
-            order: tie | (seq & SEQ_MASK),
-            event,
-        };
+        let entry = self.entry(time, event);
+        let tie = entry.order & !SEQ_MASK;
         let key = entry.key();
         // With lanes 2 and 3 closed, an event's first lane is its only one
         // (events name lanes 2 and 3 only after their first).
@@ -225,10 +237,62 @@ impl<E: EventKey + Copy> EventQueue<E> {
             tie,
             "on_heap keeps the tie key"
         );
+        self.put_in_heap(entry);
+        false
+    }
+
+    /// `schedule` of an event `delay` after `now`, telling whether a lane
+    /// took it. With placement by delay (`place_by_delay`) it tries the
+    /// lane of its delay alone (`delay_lane`), else its lanes as usual.
+    /// (For a transmission's completion, whose delay is its frame time.)
+    #[inline(always)]
+    pub fn schedule_after(&mut self, now: Time, delay: Time, event: E) -> bool {
+        if !self.by_delay {
+            return self.schedule_or(now + delay, event, |_| {});
+        }
+        let entry = self.entry(now + delay, event);
+        let (l, key) = (delay_lane(delay), entry.key());
+        if key >= self.last[l] {
+            self.last[l] = key;
+            if self.lanes[l].is_empty() {
+                self.head[l] = key;
+            }
+            self.lanes[l].push_back(entry);
+            return true;
+        }
+        self.put_in_heap(entry);
+        false
+    }
+
+    /// The queue's entry for `event` at `time`: its tie key with the order
+    /// of scheduling.
+    #[inline(always)]
+    fn entry(&mut self, time: Time, event: E) -> Entry<E> {
+        let seq = self.next_seq;
+        self.next_seq = self.next_seq.wrapping_add(1);
+        let tie = event.tie(time);
+        debug_assert_eq!(
+            tie & SEQ_MASK,
+            0,
+            "an event's tie key leaves the low bits free"
+        );
+        Entry {
+            time,
+            order: tie | (seq & SEQ_MASK),
+            event,
+        }
+    }
+
+    /// Put an entry that no lane took in the heap, over the taken top if
+    /// there is one; or, if it is a far event of a run with every lane
+    /// open, in the far heap unless it is the earliest far event.
+    #[inline(always)]
+    fn put_in_heap(&mut self, entry: Entry<E>) {
         if self.all_open && entry.event.far() {
+            let key = entry.key();
             if key > self.promoted {
                 self.far.push(entry);
-                return false;
+                return;
             }
             // The earliest far event goes to the heap (an earlier promoted
             // one stays there, as any event).
@@ -243,23 +307,44 @@ impl<E: EventKey + Copy> EventQueue<E> {
         } else {
             self.heap.push(entry);
         }
-        false
     }
 
     /// The earliest event, removed from the queue.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        self.pop_below(u128::MAX)
+        if self.by_delay {
+            self.pop_below::<true>(u128::MAX)
+        } else {
+            self.pop_below::<false>(u128::MAX)
+        }
     }
 
     /// The earliest event if it is before `end`, removed from the queue.
     #[inline]
     pub fn pop_before(&mut self, end: Time) -> Option<(Time, E)> {
-        self.pop_below(u128::from(end.0) << 64)
+        if self.by_delay {
+            self.pop_before_in::<true>(end)
+        } else {
+            self.pop_before_in::<false>(end)
+        }
     }
 
-    #[inline]
-    fn pop_below(&mut self, limit: u128) -> Option<(Time, E)> {
+    /// Whether the queue places events by delay (`place_by_delay`).
+    pub fn placed_by_delay(&self) -> bool {
+        self.by_delay
+    }
+
+    /// `pop_before` for a loop that knows `BY_DELAY`, which must be
+    /// `placed_by_delay()`: a queue that does not place by delay then pops
+    /// without a look at lane 4, which only those that do pay for.
+    #[inline(always)]
+    pub fn pop_before_in<const BY_DELAY: bool>(&mut self, end: Time) -> Option<(Time, E)> {
+        debug_assert_eq!(BY_DELAY, self.by_delay, "the queue's own placement");
+        self.pop_below::<BY_DELAY>(u128::from(end.0) << 64)
+    }
+
+    #[inline(always)]
+    fn pop_below<const BY_DELAY: bool>(&mut self, limit: u128) -> Option<(Time, E)> {
         self.settle();
         let (mut lane, mut lane_key) = if self.head[0] <= self.head[1] {
             (0, self.head[0])
@@ -267,10 +352,13 @@ impl<E: EventKey + Copy> EventQueue<E> {
             (1, self.head[1])
         };
         if self.all_open {
-            for l in 2..LANES {
+            for l in 2..4 {
                 if self.head[l] < lane_key {
                     (lane, lane_key) = (l, self.head[l]);
                 }
+            }
+            if BY_DELAY && self.head[4] < lane_key {
+                (lane, lane_key) = (4, self.head[4]);
             }
         }
         if let Some(top) = self.heap.peek() {
@@ -321,6 +409,16 @@ impl<E: EventKey + Copy> EventQueue<E> {
     pub fn open_all_lanes(&mut self) {
         assert!(self.is_empty(), "lanes open before the first event");
         self.all_open = true;
+    }
+
+    /// Open every lane, lane 4 too, and place the events scheduled with
+    /// `schedule_after` by their delay: for runs whose transmissions take
+    /// four or more different times (links of several rates, each with
+    /// data and ACKs), where completions tried lane after lane would
+    /// overtake one another's lanes and half of them go to the heap.
+    pub fn place_by_delay(&mut self) {
+        self.open_all_lanes();
+        self.by_delay = true;
     }
 
     #[inline]
@@ -397,7 +495,8 @@ mod tests {
     }
 
     /// Random schedules and pops, lanes or not, in and out of order, far
-    /// events or not: the queue pops exactly what a plain sort by (time, class,
+    /// events or not, placed by delay or not, with two, four or five lanes
+    /// open: the queue pops exactly what a plain sort by (time, class,
     /// order scheduled) pops.
     #[test]
     fn lanes_and_heap_pop_in_exact_key_order() {
@@ -405,13 +504,16 @@ mod tests {
         let mut rng = crate::engine::rng::stream(5, 0);
         for round in 0..50 {
             let mut q = EventQueue::with_capacity(4);
-            if round % 2 == 1 {
-                q.open_all_lanes();
+            match round % 3 {
+                0 => {}
+                1 => q.open_all_lanes(),
+                _ => q.place_by_delay(),
             }
             let mut reference: Vec<(u64, u8, u32)> = Vec::new();
             let mut now = 0u64;
             let mut id = 0u32;
             let mut far_seen = false;
+            let mut lane4_seen = false;
             for _ in 0..2_000 {
                 if rng.random_range(0..3) > 0 || reference.is_empty() {
                     // Mostly a fixed delay ahead (in lane order), sometimes not.
@@ -429,9 +531,14 @@ mod tests {
                         id,
                     };
                     reference.push((now + delay, ev.class, id));
-                    q.schedule(Time(now + delay), ev);
+                    if rng.random_range(0..2) == 0 {
+                        q.schedule_after(Time(now), Time(delay), ev);
+                    } else {
+                        q.schedule(Time(now + delay), ev);
+                    }
                     id += 1;
                     far_seen |= !q.far.is_empty();
+                    lane4_seen |= !q.lanes[4].is_empty();
                 } else {
                     reference.sort();
                     let (t, _, want) = reference.remove(0);
@@ -451,7 +558,9 @@ mod tests {
             assert!(q.is_empty());
             assert_eq!(q.pop(), None);
             // Only a run with every lane open keeps far events apart.
-            assert_eq!(far_seen, round % 2 == 1, "round {round}");
+            assert_eq!(far_seen, round % 3 != 0, "round {round}");
+            // Placed by delay, lane 4 takes events; else it stays empty.
+            assert_eq!(lane4_seen, round % 3 == 2, "round {round}");
         }
     }
 
@@ -648,5 +757,55 @@ mod tests {
         q.schedule(Time(10), 'z');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['a', 'z', 'b', 'c']);
+    }
+
+    /// A completion: its delay is its frame time.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Completion(u32);
+
+    impl EventKey for Completion {
+        fn tie(&self, _: Time) -> u64 {
+            0
+        }
+        fn lanes(&self) -> &'static [usize] {
+            &[0, 2, 3]
+        }
+    }
+
+    /// Study F's four frame times (data and ACKs at 100 and 400 Gb/s) on
+    /// four busy transmitters, each starting its next frame as one ends.
+    /// Placed by delay, each frame time keeps a lane and none goes to the
+    /// heap; tried lane after lane, the completions overtake one another's
+    /// lanes and many go there. The pops are the same, in time order.
+    #[test]
+    fn completions_of_four_frame_times_keep_a_lane_each() {
+        let frame_times = [83_840, 20_960, 5_120, 1_280];
+        let mut popped = Vec::new();
+        for by_delay in [false, true] {
+            let mut q = EventQueue::with_capacity(4);
+            if by_delay {
+                q.place_by_delay();
+            } else {
+                q.open_all_lanes();
+            }
+            for (k, d) in frame_times.iter().enumerate() {
+                q.schedule_after(Time(k as u64 * 7), Time(*d), Completion(k as u32));
+            }
+            let (mut got, mut to_heap) = (Vec::new(), 0);
+            for _ in 0..10_000 {
+                let (t, Completion(k)) = q.pop().expect("always busy");
+                got.push((t, k));
+                let frame_time = Time(frame_times[k as usize]);
+                to_heap += usize::from(!q.schedule_after(t, frame_time, Completion(k)));
+            }
+            assert!(got.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+            if by_delay {
+                assert_eq!(to_heap, 0, "every completion in a lane");
+            } else {
+                assert!(to_heap > 1_000, "{to_heap} of 10,000 to the heap");
+            }
+            popped.push(got);
+        }
+        assert_eq!(popped[0], popped[1]);
     }
 }

@@ -221,7 +221,8 @@ impl EventKey for Event {
     #[inline]
     fn lanes(&self) -> &'static [usize] {
         // Completions first try their own lane, then the two that open for
-        // transmissions of several durations.
+        // transmissions of several durations (where links have several
+        // rates, `schedule_after` places them by frame time instead).
         match self {
             Event::TxDone { .. } => &[0, 2, 3],
             Event::Arrive { .. } => &[1],

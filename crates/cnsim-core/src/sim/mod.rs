@@ -397,8 +397,22 @@ impl Simulator {
     /// Handle every event before `end` (before the end of a stop's window
     /// if one is reached first), and the watchdog's cycle searches due by
     /// then.
-    #[inline(never)]
     fn run_until(&mut self, end: Time, progress: Option<&Progress>) -> Result<(), RunError> {
+        // One loop per placement: only runs that place completions by their
+        // delay pop with a look at the fifth lane.
+        if self.events.placed_by_delay() {
+            self.run_until_in::<true>(end, progress)
+        } else {
+            self.run_until_in::<false>(end, progress)
+        }
+    }
+
+    #[inline(never)]
+    fn run_until_in<const BY_DELAY: bool>(
+        &mut self,
+        end: Time,
+        progress: Option<&Progress>,
+    ) -> Result<(), RunError> {
         #[cfg(feature = "partition-stats")]
         self.pstats_start();
         // Lowered to the end of the window once a stop is reached.
@@ -406,7 +420,7 @@ impl Simulator {
         // Lowered further to the next window end with cycle searches due.
         let mut limit = bound.min(self.watch_at);
         loop {
-            while let Some((t, ev)) = self.events.pop_before(limit) {
+            while let Some((t, ev)) = self.events.pop_before_in::<BY_DELAY>(limit) {
                 self.now = t;
                 self.n_events += 1;
                 let (kind, element) = ev.place();

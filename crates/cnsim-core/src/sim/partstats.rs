@@ -52,6 +52,10 @@ impl RecordingQueue {
         self.inner.open_all_lanes();
     }
 
+    pub(super) fn place_by_delay(&mut self) {
+        self.inner.place_by_delay();
+    }
+
     #[inline]
     pub(super) fn schedule(&mut self, time: Time, event: Event) {
         self.schedule_or(time, event, |_| {});
@@ -76,8 +80,23 @@ impl RecordingQueue {
     }
 
     #[inline]
-    pub(super) fn pop_before(&mut self, end: Time) -> Option<(Time, Event)> {
-        self.inner.pop_before(end)
+    pub(super) fn schedule_after(&mut self, now: Time, delay: Time, event: Event) {
+        self.inner.schedule_after(now, delay, event);
+        if self.recording {
+            self.recorded.push((now + delay, event));
+        }
+    }
+
+    #[inline]
+    pub(super) fn pop_before_in<const BY_DELAY: bool>(
+        &mut self,
+        end: Time,
+    ) -> Option<(Time, Event)> {
+        self.inner.pop_before_in::<BY_DELAY>(end)
+    }
+
+    pub(super) fn placed_by_delay(&self) -> bool {
+        self.inner.placed_by_delay()
     }
 }
 

@@ -436,9 +436,12 @@ impl Simulator {
         // Transmissions of several durations (links of several rates, ACKs
         // beside data): the completions of each form their own increasing
         // sequence, which the event queue's extra lanes take.
+        // With links of several rates, each with data and ACKs, the
+        // completions take the lane of their frame time.
         let rates: std::collections::BTreeSet<_> = sim.ports.iter().map(|p| p.rate).collect();
-        if rates.len() > 1
-            || !sc.workloads.is_empty()
+        if rates.len() > 1 {
+            sim.events.place_by_delay();
+        } else if !sc.workloads.is_empty()
             || flow_specs.iter().any(|f| f.transport != Transport::Udp)
         {
             sim.events.open_all_lanes();

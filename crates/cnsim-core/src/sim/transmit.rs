@@ -36,8 +36,9 @@ impl Simulator {
         let p = &mut self.ports[port as usize];
         if let Some(q) = p.pause.pending.take() {
             p.tx = TxState::Pause(q);
-            let done = now + p.rate.tx_time(PAUSE_FRAME_BYTES);
-            self.events.schedule(done, Event::TxDone { port });
+            let wire = p.rate.tx_time(PAUSE_FRAME_BYTES);
+            self.events
+                .schedule_after(now, wire, Event::TxDone { port });
             return;
         }
         if let Some(f) = p.take_pfc() {
@@ -46,8 +47,9 @@ impl Simulator {
                 .expect("a PFC frame waited")
                 .pfc_on_wire = f;
             p.tx = TxState::Pfc;
-            let done = now + p.rate.tx_time(PFC_FRAME_BYTES);
-            self.events.schedule(done, Event::TxDone { port });
+            let wire = p.rate.tx_time(PFC_FRAME_BYTES);
+            self.events
+                .schedule_after(now, wire, Event::TxDone { port });
             return;
         }
         #[allow(unused_mut)]
@@ -61,13 +63,15 @@ impl Simulator {
         }
         let class_paused = if let Some(f) = p.expedited.front() {
             p.tx = TxState::Expedited;
-            let done = now + p.tx_time(now, f.size as u64);
-            self.events.schedule(done, Event::TxDone { port });
+            let wire = p.tx_time(now, f.size as u64);
+            self.events
+                .schedule_after(now, wire, Event::TxDone { port });
             false
         } else if let Some((class, size)) = p.next_class() {
             p.tx = TxState::Data(class);
-            let done = now + p.tx_time(now, size as u64);
-            self.events.schedule(done, Event::TxDone { port });
+            let wire = p.tx_time(now, size as u64);
+            self.events
+                .schedule_after(now, wire, Event::TxDone { port });
             let paused = p.class_paused(class);
             if self.prefetch_flows && self.to_host[port as usize] {
                 self.prefetch_delivery(port, class);
