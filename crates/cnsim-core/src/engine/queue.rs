@@ -22,8 +22,9 @@
 //! of several rates), the completions of each frame time form their own
 //! increasing sequence, so such a run opens two more lanes for them
 //! (`open_all_lanes`); a run with links of several rates (four frame
-//! times or more) opens a fifth and places each completion in the lane of
-//! its frame time, one lane per factor of four (`place_by_delay`). Such
+//! times or more) whose completions still go to the heap often opens a
+//! fifth and places each completion in the lane of its class of frame
+//! times, one class per factor of four (`offer_placement_by_delay`). Such
 //! runs also keep their far events (timeouts that seldom run out,
 //! `EventKey::far`) out of the heap but the earliest: a RoCE flow's
 //! retransmission timeout is 64 ms away and outlives most flows, and tens
@@ -70,21 +71,20 @@ pub trait EventKey {
 
 /// Number of FIFO lanes: 0 and 1 always open, 2 and 3 on request
 /// (`EventQueue::open_all_lanes`), 4 with placement by delay
-/// (`EventQueue::place_by_delay`).
+/// (`EventQueue::place_by_delay`, or `switch_placement` once offered).
 pub const LANES: usize = 5;
 
-/// The lane an event placed by its delay (`EventQueue::schedule_after`)
-/// tries, its only one: the lane of the delay's pair of octaves. Frame
-/// times four times apart or more (study F's data and ACKs at 100 and
-/// 400 Gb/s: 84, 21, 5.1 and 1.3 ns) each keep a lane, in which they stay
-/// in time order. One that finds its lane ahead of it (a flow's shorter
-/// last frame) goes to the heap: in another lane it would hold back that
-/// lane's own frame time, whose completions would then spill in turn.
+/// The lanes that events placed by their delay take (`place_by_delay`).
+const DELAY_LANES: [usize; 4] = [0, 2, 3, 4];
+
+/// No lane holds the delays of this class (`EventQueue::class_lane`).
+const NO_LANE: u8 = u8::MAX;
+
+/// The class of a delay placed by delay: its pair of octaves (delays four
+/// times apart or more are in different classes).
 #[inline]
-fn delay_lane(delay: Time) -> usize {
-    const LANE: [usize; 4] = [0, 2, 3, 4];
-    let octave = 63 - (delay.0 | 1).leading_zeros();
-    LANE[(octave / 2 % 4) as usize]
+fn delay_class(delay: Time) -> usize {
+    ((63 - (delay.0 | 1).leading_zeros()) / 2) as usize
 }
 
 /// A pending event. The heap moves these around, so they are kept small:
@@ -153,9 +153,21 @@ pub struct EventQueue<E> {
     /// empty and a pop compares the heads of lanes 0 and 1 only.
     all_open: bool,
     /// Lane 4 is open too, and `schedule_after` places an event by its
-    /// delay (`place_by_delay`); else lane 4 stays empty and a pop does
-    /// not look at it.
+    /// delay (`place_by_delay`, `switch_placement`); else lane 4 stays
+    /// empty and a pop does not look at it.
     by_delay: bool,
+    /// With placement by delay: the lane of `DELAY_LANES` that holds each
+    /// class of delays (`delay_class`), if any, and the class each of those
+    /// lanes holds. A lane holds one class at a time and passes to another
+    /// only while empty.
+    class_lane: [u8; 32],
+    lane_class: [u8; LANES],
+    /// Placement by delay may start (`offer_placement_by_delay`), and the
+    /// completions scheduled with `schedule_after` since the last look
+    /// (`switch_placement`) and how many of them went to the heap.
+    may_place_by_delay: bool,
+    after_scheduled: u32,
+    after_spilled: u32,
     next_seq: u64,
     /// Far events (`EventKey::far`) of a run with every lane open, all
     /// after the far event in the heap, `promoted` (its key; `u128::MAX`
@@ -186,6 +198,11 @@ impl<E: EventKey + Copy> EventQueue<E> {
             head: [u128::MAX; LANES],
             all_open: false,
             by_delay: false,
+            class_lane: [NO_LANE; 32],
+            lane_class: [NO_LANE; LANES],
+            may_place_by_delay: false,
+            after_scheduled: 0,
+            after_spilled: 0,
             next_seq: 0,
             far: QuaternaryHeap::new(),
             promoted: u128::MAX,
@@ -242,16 +259,34 @@ impl<E: EventKey + Copy> EventQueue<E> {
     }
 
     /// `schedule` of an event `delay` after `now`, telling whether a lane
-    /// took it. With placement by delay (`place_by_delay`) it tries the
-    /// lane of its delay alone (`delay_lane`), else its lanes as usual.
-    /// (For a transmission's completion, whose delay is its frame time.)
+    /// took it. With placement by delay (`place_by_delay`) it tries only
+    /// the lane that holds its class of delays, or an empty one that then
+    /// does, else its lanes as usual. (For a transmission's completion,
+    /// whose delay is its frame time.)
     #[inline(always)]
     pub fn schedule_after(&mut self, now: Time, delay: Time, event: E) -> bool {
         if !self.by_delay {
-            return self.schedule_or(now + delay, event, |_| {});
+            let laned = self.schedule_or(now + delay, event, |_| {});
+            self.after_scheduled = self.after_scheduled.wrapping_add(1);
+            self.after_spilled = self.after_spilled.wrapping_add(u32::from(!laned));
+            return laned;
         }
         let entry = self.entry(now + delay, event);
-        let (l, key) = (delay_lane(delay), entry.key());
+        let key = entry.key();
+        let class = delay_class(delay);
+        let mut l = usize::from(self.class_lane[class]);
+        if l == usize::from(NO_LANE) || usize::from(self.lane_class[l]) != class {
+            match self.take_empty_lane(class) {
+                Some(empty) => l = empty,
+                None => {
+                    self.put_in_heap(entry);
+                    return false;
+                }
+            }
+        }
+        // In another class's lane a completion would hold back that
+        // lane's own, which would then go to the heap in turn: it goes
+        // there itself when its lane is ahead of it.
         if key >= self.last[l] {
             self.last[l] = key;
             if self.lanes[l].is_empty() {
@@ -262,6 +297,20 @@ impl<E: EventKey + Copy> EventQueue<E> {
         }
         self.put_in_heap(entry);
         false
+    }
+
+    /// An empty lane of `DELAY_LANES` for `class`, which it holds from now
+    /// on (any key may start an empty lane).
+    #[cold]
+    #[inline(never)]
+    fn take_empty_lane(&mut self, class: usize) -> Option<usize> {
+        let l = DELAY_LANES
+            .into_iter()
+            .find(|&l| self.lanes[l].is_empty())?;
+        self.last[l] = 0;
+        self.class_lane[class] = l as u8;
+        self.lane_class[l] = class as u8;
+        Some(l)
     }
 
     /// The queue's entry for `event` at `time`: its tie key with the order
@@ -419,6 +468,33 @@ impl<E: EventKey + Copy> EventQueue<E> {
     pub fn place_by_delay(&mut self) {
         self.open_all_lanes();
         self.by_delay = true;
+    }
+
+    /// Open every lane, and let `switch_placement` start placement by
+    /// delay once completions tried lane after lane go to the heap often.
+    pub fn offer_placement_by_delay(&mut self) {
+        self.open_all_lanes();
+        self.may_place_by_delay = true;
+    }
+
+    /// With placement by delay offered and not started: start it if more
+    /// than one in four of the completions scheduled since the last look
+    /// went to the heap (of a few thousand at least), and tell whether it
+    /// started. A run looks every so many events; when it started, its
+    /// event loop is the other one from then on (`pop_before_in`). Which
+    /// lane an event takes never changes the order of events, only their
+    /// cost: a run of several rates whose completions fit the lanes tried
+    /// in turn pops faster without the fifth lane (study `cc_compare`'s
+    /// leaf-spine sends 0.1% of them to the heap, 13% while its flows
+    /// start; study F's fabric 39% in the median look).
+    pub fn switch_placement(&mut self) -> bool {
+        if !self.may_place_by_delay || self.by_delay {
+            return false;
+        }
+        let (scheduled, spilled) = (self.after_scheduled, self.after_spilled);
+        (self.after_scheduled, self.after_spilled) = (0, 0);
+        self.by_delay = scheduled >= 4096 && spilled > scheduled / 4;
+        self.by_delay
     }
 
     #[inline]
@@ -772,40 +848,110 @@ mod tests {
         }
     }
 
-    /// Study F's four frame times (data and ACKs at 100 and 400 Gb/s) on
-    /// four busy transmitters, each starting its next frame as one ends.
+    /// Four frame times on four busy transmitters, each starting its next
+    /// frame as one ends: study F's (1048-B data and 64-B ACKs at 100 and
+    /// 400 Gb/s) and a leaf-spine's (1518-B data and 64-B ACKs at 10 and
+    /// 40 Gb/s, which span five classes, the first and last four apart).
     /// Placed by delay, each frame time keeps a lane and none goes to the
     /// heap; tried lane after lane, the completions overtake one another's
     /// lanes and many go there. The pops are the same, in time order.
     #[test]
     fn completions_of_four_frame_times_keep_a_lane_each() {
-        let frame_times = [83_840, 20_960, 5_120, 1_280];
-        let mut popped = Vec::new();
-        for by_delay in [false, true] {
-            let mut q = EventQueue::with_capacity(4);
-            if by_delay {
-                q.place_by_delay();
-            } else {
-                q.open_all_lanes();
+        for frame_times in [
+            [83_840, 20_960, 5_120, 1_280],
+            [1_214_400, 303_600, 51_200, 12_800],
+        ] {
+            let mut popped = Vec::new();
+            for by_delay in [false, true] {
+                let mut q = EventQueue::with_capacity(4);
+                if by_delay {
+                    q.place_by_delay();
+                } else {
+                    q.open_all_lanes();
+                }
+                for (k, d) in frame_times.iter().enumerate() {
+                    q.schedule_after(Time(k as u64 * 7), Time(*d), Completion(k as u32));
+                }
+                let (mut got, mut to_heap) = (Vec::new(), 0);
+                for _ in 0..10_000 {
+                    let (t, Completion(k)) = q.pop().expect("always busy");
+                    got.push((t, k));
+                    let frame_time = Time(frame_times[k as usize]);
+                    to_heap += usize::from(!q.schedule_after(t, frame_time, Completion(k)));
+                }
+                assert!(got.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+                if by_delay {
+                    assert_eq!(to_heap, 0, "every completion in a lane");
+                } else {
+                    assert!(to_heap > 1_000, "{to_heap} of 10,000 to the heap");
+                }
+                popped.push(got);
             }
+            assert_eq!(popped[0], popped[1]);
+        }
+    }
+
+    /// A fifth class of delays finds every lane taken and goes to the heap;
+    /// once a lane is empty, the next class to come takes it.
+    #[test]
+    fn a_lane_passes_to_another_class_only_when_empty() {
+        let mut q = EventQueue::with_capacity(4);
+        q.place_by_delay();
+        // Four classes, a lane each.
+        for (k, d) in [1u64, 4, 16, 64].into_iter().enumerate() {
+            assert!(q.schedule_after(Time::ZERO, Time(d), Completion(k as u32)));
+        }
+        assert!(
+            !q.schedule_after(Time::ZERO, Time(256), Completion(4)),
+            "no lane left"
+        );
+        assert_eq!(q.pop(), Some((Time(1), Completion(0))));
+        // Class 0's lane is empty now: class 4 takes it.
+        assert!(q.schedule_after(Time::ZERO, Time(300), Completion(5)));
+        assert!(
+            !q.schedule_after(Time(1), Time(1), Completion(6)),
+            "class 0 lost its lane"
+        );
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop())
+            .map(|(_, Completion(k))| k)
+            .collect();
+        assert_eq!(order, [6, 1, 2, 3, 4, 5]);
+    }
+
+    /// Offered placement by delay starts where completions tried lane after
+    /// lane often go to the heap (four frame times), then none goes there;
+    /// where they fit (one frame time) it never starts.
+    #[test]
+    fn placement_by_delay_starts_where_completions_spill() {
+        for (frame_times, starts) in [
+            (vec![83_840, 20_960, 5_120, 1_280], true),
+            (vec![83_840], false),
+        ] {
+            let mut q = EventQueue::with_capacity(4);
+            q.offer_placement_by_delay();
             for (k, d) in frame_times.iter().enumerate() {
                 q.schedule_after(Time(k as u64 * 7), Time(*d), Completion(k as u32));
             }
-            let (mut got, mut to_heap) = (Vec::new(), 0);
-            for _ in 0..10_000 {
-                let (t, Completion(k)) = q.pop().expect("always busy");
-                got.push((t, k));
-                let frame_time = Time(frame_times[k as usize]);
-                to_heap += usize::from(!q.schedule_after(t, frame_time, Completion(k)));
-            }
-            assert!(got.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
-            if by_delay {
-                assert_eq!(to_heap, 0, "every completion in a lane");
-            } else {
-                assert!(to_heap > 1_000, "{to_heap} of 10,000 to the heap");
-            }
-            popped.push(got);
+            let busy = |q: &mut EventQueue<Completion>, n: usize| {
+                let mut to_heap = 0;
+                for _ in 0..n {
+                    let (t, Completion(k)) = q.pop().expect("always busy");
+                    let frame_time = Time(frame_times[k as usize]);
+                    to_heap += usize::from(!q.schedule_after(t, frame_time, Completion(k)));
+                }
+                to_heap
+            };
+            let before = busy(&mut q, 10_000);
+            assert_eq!(
+                q.switch_placement(),
+                starts,
+                "{before} of 10,000 to the heap"
+            );
+            assert_eq!(q.placed_by_delay(), starts);
+            assert!(!q.switch_placement(), "it starts once");
+            let after = busy(&mut q, 10_000);
+            // The lanes the first placement filled drain first.
+            assert!(after < 10, "{after} of 10,000 to the heap after");
         }
-        assert_eq!(popped[0], popped[1]);
     }
 }

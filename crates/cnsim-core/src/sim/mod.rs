@@ -399,20 +399,25 @@ impl Simulator {
     /// then.
     fn run_until(&mut self, end: Time, progress: Option<&Progress>) -> Result<(), RunError> {
         // One loop per placement: only runs that place completions by their
-        // delay pop with a look at the fifth lane.
-        if self.events.placed_by_delay() {
-            self.run_until_in::<true>(end, progress)
-        } else {
-            self.run_until_in::<false>(end, progress)
+        // delay pop with a look at the fifth lane. A run may start placing
+        // so on the way (`EventQueue::switch_placement`).
+        while !self.events.placed_by_delay() {
+            if !self.run_until_in::<false>(end, progress)? {
+                return Ok(());
+            }
         }
+        self.run_until_in::<true>(end, progress).map(|_| ())
     }
 
+    /// `run_until` with the event loop of a placement: `Ok(true)` when the
+    /// queue switched to placement by delay on the way, and the rest is
+    /// for the other loop.
     #[inline(never)]
     fn run_until_in<const BY_DELAY: bool>(
         &mut self,
         end: Time,
         progress: Option<&Progress>,
-    ) -> Result<(), RunError> {
+    ) -> Result<bool, RunError> {
         #[cfg(feature = "partition-stats")]
         self.pstats_start();
         // Lowered to the end of the window once a stop is reached.
@@ -442,7 +447,7 @@ impl Simulator {
                 }
                 if self.attention {
                     if self.violation.is_some() {
-                        return Ok(());
+                        return Ok(false);
                     }
                     if self.stop.is_some() || self.workload.all_finished.is_some() {
                         bound = bound.min(self.window_end(t));
@@ -453,6 +458,9 @@ impl Simulator {
                     limit = bound.min(self.watch_at);
                 }
                 if self.n_events & 0xFFFF == 0 {
+                    if !BY_DELAY && self.events.switch_placement() {
+                        return Ok(true);
+                    }
                     if let Some((started, limit)) = self.max_wall {
                         if started.elapsed() >= limit {
                             let reason = format!(
@@ -461,7 +469,7 @@ impl Simulator {
                             );
                             self.stop = Some((t, reason));
                             self.halt = Some(t);
-                            return Ok(());
+                            return Ok(false);
                         }
                     }
                     if let Some(p) = progress {
@@ -477,7 +485,7 @@ impl Simulator {
                 }
             }
             if self.watch_at > bound {
-                return Ok(());
+                return Ok(false);
             }
             // Every event of the window is done: search for the cycles.
             self.now = self.watch_at;
@@ -486,7 +494,7 @@ impl Simulator {
             }
             if self.stop.is_some() {
                 self.halt = Some(self.now);
-                return Ok(());
+                return Ok(false);
             }
             limit = bound.min(self.watch_at);
         }

@@ -52,8 +52,12 @@ impl RecordingQueue {
         self.inner.open_all_lanes();
     }
 
-    pub(super) fn place_by_delay(&mut self) {
-        self.inner.place_by_delay();
+    pub(super) fn offer_placement_by_delay(&mut self) {
+        self.inner.offer_placement_by_delay();
+    }
+
+    pub(super) fn switch_placement(&mut self) -> bool {
+        self.inner.switch_placement()
     }
 
     #[inline]

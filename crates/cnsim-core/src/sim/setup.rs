@@ -437,10 +437,10 @@ impl Simulator {
         // beside data): the completions of each form their own increasing
         // sequence, which the event queue's extra lanes take.
         // With links of several rates, each with data and ACKs, the
-        // completions take the lane of their frame time.
+        // completions may take the lane of their frame time.
         let rates: std::collections::BTreeSet<_> = sim.ports.iter().map(|p| p.rate).collect();
         if rates.len() > 1 {
-            sim.events.place_by_delay();
+            sim.events.offer_placement_by_delay();
         } else if !sc.workloads.is_empty()
             || flow_specs.iter().any(|f| f.transport != Transport::Udp)
         {
