@@ -71,10 +71,10 @@ pub trait EventKey {
 
 /// Number of FIFO lanes: 0 and 1 always open, 2 and 3 on request
 /// (`EventQueue::open_all_lanes`), 4 with placement by delay
-/// (`EventQueue::place_by_delay`, or `switch_placement` once offered).
+/// (`EventQueue::switch_placement`, once offered).
 pub const LANES: usize = 5;
 
-/// The lanes that events placed by their delay take (`place_by_delay`).
+/// The lanes that events placed by their delay take.
 const DELAY_LANES: [usize; 4] = [0, 2, 3, 4];
 
 /// No lane holds the delays of this class (`EventQueue::class_lane`).
@@ -153,7 +153,7 @@ pub struct EventQueue<E> {
     /// empty and a pop compares the heads of lanes 0 and 1 only.
     all_open: bool,
     /// Lane 4 is open too, and `schedule_after` places an event by its
-    /// delay (`place_by_delay`, `switch_placement`); else lane 4 stays
+    /// delay (`switch_placement`); else lane 4 stays
     /// empty and a pop does not look at it.
     by_delay: bool,
     /// With placement by delay: the lane of `DELAY_LANES` that holds each
@@ -239,11 +239,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
         };
         for &l in &lanes[..tried] {
             if key >= self.last[l] {
-                self.last[l] = key;
-                if self.lanes[l].is_empty() {
-                    self.head[l] = key;
-                }
-                self.lanes[l].push_back(entry);
+                self.push_lane(l, key, entry);
                 return true;
             }
         }
@@ -259,7 +255,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
     }
 
     /// `schedule` of an event `delay` after `now`, telling whether a lane
-    /// took it. With placement by delay (`place_by_delay`) it tries only
+    /// took it. With placement by delay (`switch_placement`) it tries only
     /// the lane that holds its class of delays, or an empty one that then
     /// does, else its lanes as usual. (For a transmission's completion,
     /// whose delay is its frame time.)
@@ -288,15 +284,22 @@ impl<E: EventKey + Copy> EventQueue<E> {
         // lane's own, which would then go to the heap in turn: it goes
         // there itself when its lane is ahead of it.
         if key >= self.last[l] {
-            self.last[l] = key;
-            if self.lanes[l].is_empty() {
-                self.head[l] = key;
-            }
-            self.lanes[l].push_back(entry);
+            self.push_lane(l, key, entry);
             return true;
         }
         self.put_in_heap(entry);
         false
+    }
+
+    /// Append `entry`, of `key`, to lane `l`, whose last key is not above
+    /// it.
+    #[inline(always)]
+    fn push_lane(&mut self, l: usize, key: u128, entry: Entry<E>) {
+        self.last[l] = key;
+        if self.lanes[l].is_empty() {
+            self.head[l] = key;
+        }
+        self.lanes[l].push_back(entry);
     }
 
     /// An empty lane of `DELAY_LANES` for `class`, which it holds from now
@@ -378,7 +381,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
         }
     }
 
-    /// Whether the queue places events by delay (`place_by_delay`).
+    /// Whether the queue places events by delay (`switch_placement`).
     pub fn placed_by_delay(&self) -> bool {
         self.by_delay
     }
@@ -461,11 +464,10 @@ impl<E: EventKey + Copy> EventQueue<E> {
     }
 
     /// Open every lane, lane 4 too, and place the events scheduled with
-    /// `schedule_after` by their delay: for runs whose transmissions take
-    /// four or more different times (links of several rates, each with
-    /// data and ACKs), where completions tried lane after lane would
-    /// overtake one another's lanes and half of them go to the heap.
-    pub fn place_by_delay(&mut self) {
+    /// `schedule_after` by their delay from the first (the tests' way; a
+    /// run is offered it and starts it when needed, `switch_placement`).
+    #[cfg(test)]
+    fn place_by_delay(&mut self) {
         self.open_all_lanes();
         self.by_delay = true;
     }

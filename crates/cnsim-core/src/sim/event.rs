@@ -222,7 +222,8 @@ impl EventKey for Event {
     fn lanes(&self) -> &'static [usize] {
         // Completions first try their own lane, then the two that open for
         // transmissions of several durations (where links have several
-        // rates, `schedule_after` places them by frame time instead).
+        // rates and that overflows, `schedule_after` places them by frame
+        // time instead).
         match self {
             Event::TxDone { .. } => &[0, 2, 3],
             Event::Arrive { .. } => &[1],
