@@ -26,6 +26,13 @@
 //! Pure model: no events, no frames; the engine calls `admit` when a frame
 //! arrives, `release` when its last bit has left, and `pfc_decision` to
 //! learn whether an ingress priority should be paused.
+//!
+//! The ingress cells of every shared-buffer switch of a network live in one
+//! table (`IngressCells`), by (port, priority) with ports numbered
+//! network-wide, as frames name them: a frame within its queue's reserve
+//! (most of them) is admitted and released by its cell alone, without a
+//! read of its switch's state first. An `Mmu` keeps the counters of its
+//! whole buffer and works on its own ports' cells.
 
 use crate::units::Bytes;
 
@@ -192,6 +199,57 @@ impl MmuSpec {
             headroom,
         }
     }
+
+    /// The shared pool this layout leaves (`total` less every reserve and
+    /// headroom), or why it cannot be laid out.
+    pub fn shared_pool(&self) -> Result<Bytes, MmuError> {
+        let n = self.ports * CLASSES;
+        for (table, v) in [("reserve", &self.reserve), ("headroom", &self.headroom)] {
+            if v.len() != n {
+                return Err(MmuError::TableLength {
+                    table,
+                    found: v.len(),
+                    expected: n,
+                });
+            }
+        }
+        for (i, &bytes) in self.headroom.iter().enumerate() {
+            let prio = i % CLASSES;
+            if bytes.0 > 0 && matches!(self.classes[prio], ClassMode::Lossy { .. }) {
+                return Err(MmuError::HeadroomOnLossy {
+                    port: i / CLASSES,
+                    prio,
+                    bytes,
+                });
+            }
+        }
+        for (prio, class) in self.classes.iter().enumerate() {
+            let (ClassMode::Lossless { xoff: t, .. } | ClassMode::Lossy { egress: t }) = *class;
+            if matches!(t, Threshold::Dynamic(a) if a.den == 0) {
+                return Err(MmuError::ZeroAlphaDenominator { prio });
+            }
+        }
+        for (table, v) in [("reserve", &self.reserve), ("headroom", &self.headroom)] {
+            if let Some(i) = v.iter().position(|b| b.0 > u32::MAX as u64) {
+                return Err(MmuError::QueueTooLarge {
+                    table,
+                    port: i / CLASSES,
+                    prio: i % CLASSES,
+                    bytes: v[i],
+                });
+            }
+        }
+        let reserved: u64 = self.reserve.iter().map(|b| b.0).sum();
+        let headroom: u64 = self.headroom.iter().map(|b| b.0).sum();
+        if reserved + headroom > self.total.0 {
+            return Err(MmuError::Overcommitted {
+                total: self.total,
+                reserved: Bytes(reserved),
+                headroom: Bytes(headroom),
+            });
+        }
+        Ok(Bytes(self.total.0 - reserved - headroom))
+    }
 }
 
 /// Why a configuration cannot be built.
@@ -283,13 +341,13 @@ impl IngressCell {
 
 const _: () = assert!(std::mem::size_of::<IngressCell>() == 32);
 
-/// A switch's buffer state. What every frame reads (the cells, the pool's
-/// use and the reserve-only PFC bound) shares the first cache line; the
-/// classes' modes, read beyond the reserve, follow.
+/// A switch's buffer state: the pool's and headroom's counters; its
+/// queues' counters are its ports' cells in `IngressCells`.
 #[derive(Debug, Clone)]
-#[repr(C, align(64))]
 pub struct Mmu {
-    ingress: Vec<IngressCell>,
+    /// The switch's ports, network-wide numbers in link order (the order of
+    /// `MmuSpec`'s tables).
+    ports: Box<[u32]>,
     /// Size of the shared pool.
     pool: u64,
     /// Bytes of the shared pool in use, over all queues.
@@ -297,7 +355,7 @@ pub struct Mmu {
     /// The least free pool at which every lossless class's XOFF threshold
     /// is above zero (`u64::MAX` if some class's never is): with at least
     /// this much free, a queue holding reserve only has no PFC decision
-    /// to change unless PFC holds it (`pfc_change_reserve_only`).
+    /// to change unless PFC holds it (`calm`).
     nonzero_xoff_free: u64,
     /// Bytes of headroom in use, over all queues.
     headroom_used: u64,
@@ -338,82 +396,140 @@ fn nonzero_xoff_free(classes: &[ClassMode; CLASSES], pool: u64) -> u64 {
         .unwrap_or(0)
 }
 
-#[inline]
+#[inline(always)]
 fn index(port: usize, prio: u8) -> usize {
     debug_assert!((prio as usize) < CLASSES, "priority {prio}");
     port * CLASSES + prio as usize
 }
 
+/// The ingress cells of a network's shared-buffer switches, `CLASSES` to a
+/// port, indexed by the port's network-wide number (the one a frame
+/// carries): the rows of ports of other nodes stay unused. Empty in a
+/// network without shared buffers.
+#[derive(Debug, Clone, Default)]
+pub struct IngressCells {
+    cells: Vec<IngressCell>,
+}
+
+impl IngressCells {
+    /// Room for `ports` ports, every cell empty and without limits (an
+    /// `Mmu` sets its ports' limits).
+    pub fn new(ports: usize) -> IngressCells {
+        IngressCells {
+            cells: vec![IngressCell::default(); ports * CLASSES],
+        }
+    }
+
+    /// `Mmu::admit` for a frame that fits what is left of its queue's
+    /// reserve (the common case): it takes reserve only, and the shared
+    /// pool and headroom do not change, so the switch's `Mmu` is not
+    /// needed. `false`, changing nothing, if it does not fit.
+    #[inline(always)]
+    pub fn admit_to_reserve(&mut self, port: u32, prio: u8, bytes: u32) -> bool {
+        let cell = &mut self.cells[index(port as usize, prio)];
+        let fits = bytes <= cell.reserve_limit - cell.reserve;
+        if fits {
+            cell.reserve += bytes;
+        }
+        fits
+    }
+
+    /// `Mmu::release` for a queue that holds reserve only (the common
+    /// case): the shared pool and headroom do not change. `false`,
+    /// changing nothing, if the queue holds shared room or headroom.
+    #[inline(always)]
+    pub fn release_from_reserve(&mut self, port: u32, prio: u8, bytes: u32) -> bool {
+        let u = &mut self.cells[index(port as usize, prio)];
+        let reserve_only = u.shared == 0 && u.headroom == 0;
+        if reserve_only {
+            assert!(
+                bytes <= u.reserve,
+                "release of {bytes} B not held by ingress ({port}, {prio})"
+            );
+            u.reserve -= bytes;
+        }
+        reserve_only
+    }
+
+    /// Whether a queue that holds reserve only, as it does after
+    /// `admit_to_reserve` or `release_from_reserve`, may have a PFC
+    /// decision to change (`Mmu::pfc_change`), where its switch's pool is
+    /// `calm` or not (`Mmu::calm`). With no shared room and no headroom
+    /// in use, its decision is to pause only at a zero threshold, and
+    /// otherwise to resume or keep its state; so a queue PFC does not
+    /// hold, in a calm pool, changes nothing. That is known from the cell
+    /// alone, without its class: the common case, taken without reading
+    /// the class's mode (a branch that follows the mix of lossy and
+    /// lossless frames).
+    #[inline(always)]
+    pub fn may_change_pfc(&self, port: u32, prio: u8, calm: bool) -> bool {
+        let cell = &self.cells[index(port as usize, prio)];
+        debug_assert!(
+            cell.shared == 0 && cell.headroom == 0,
+            "ingress ({port}, {prio}) holds reserve only"
+        );
+        cell.held || !calm
+    }
+
+    /// Where the bytes of ingress (`port`, `prio`) sit.
+    pub fn used(&self, port: u32, prio: u8) -> IngressUse {
+        self.cells[index(port as usize, prio)].used()
+    }
+
+    /// PFC holds the upstream of `port` for the priorities in `mask` (bit
+    /// c: priority c) and releases the others: the PFC sender's state,
+    /// which `Mmu::pfc_change` compares its decisions with.
+    pub fn set_held(&mut self, port: u32, mask: u8) {
+        for prio in 0..CLASSES as u8 {
+            self.cells[index(port as usize, prio)].held = mask & (1 << prio) != 0;
+        }
+    }
+
+    /// PFC holds the upstream of ingress (`port`, `prio`).
+    pub fn held(&self, port: u32, prio: u8) -> bool {
+        self.cells[index(port as usize, prio)].held
+    }
+
+    /// Port `port`'s cells as `from` has them (a partitioned run gathers
+    /// each port from the partition that simulated it).
+    pub fn take_port(&mut self, from: &IngressCells, port: usize) {
+        let row = index(port, 0)..index(port + 1, 0);
+        if row.end <= self.cells.len() {
+            self.cells[row.clone()].copy_from_slice(&from.cells[row]);
+        }
+    }
+}
+
 impl Mmu {
-    pub fn new(spec: &MmuSpec) -> Result<Mmu, MmuError> {
-        let cells = spec.ports * CLASSES;
-        for (table, v) in [("reserve", &spec.reserve), ("headroom", &spec.headroom)] {
-            if v.len() != cells {
-                return Err(MmuError::TableLength {
-                    table,
-                    found: v.len(),
-                    expected: cells,
-                });
+    /// The MMU of a switch whose ports, in the order of `spec`'s tables,
+    /// have the network-wide numbers `ports`; it sets their cells' limits
+    /// in `cells`, which has rows for them.
+    pub fn new(spec: &MmuSpec, ports: &[u32], cells: &mut IngressCells) -> Result<Mmu, MmuError> {
+        assert_eq!(ports.len(), spec.ports, "one number per port of the spec");
+        let pool = spec.shared_pool()?.0;
+        for (local, &port) in ports.iter().enumerate() {
+            for prio in 0..CLASSES as u8 {
+                let i = index(local, prio);
+                cells.cells[index(port as usize, prio)] = IngressCell {
+                    reserve_limit: spec.reserve[i].0 as u32,
+                    headroom_limit: spec.headroom[i].0 as u32,
+                    ..IngressCell::default()
+                };
             }
         }
-        for (i, &bytes) in spec.headroom.iter().enumerate() {
-            let prio = i % CLASSES;
-            if bytes.0 > 0 && matches!(spec.classes[prio], ClassMode::Lossy { .. }) {
-                return Err(MmuError::HeadroomOnLossy {
-                    port: i / CLASSES,
-                    prio,
-                    bytes,
-                });
-            }
-        }
-        for (prio, class) in spec.classes.iter().enumerate() {
-            let (ClassMode::Lossless { xoff: t, .. } | ClassMode::Lossy { egress: t }) = *class;
-            if matches!(t, Threshold::Dynamic(a) if a.den == 0) {
-                return Err(MmuError::ZeroAlphaDenominator { prio });
-            }
-        }
-        for (table, v) in [("reserve", &spec.reserve), ("headroom", &spec.headroom)] {
-            if let Some(i) = v.iter().position(|b| b.0 > u32::MAX as u64) {
-                return Err(MmuError::QueueTooLarge {
-                    table,
-                    port: i / CLASSES,
-                    prio: i % CLASSES,
-                    bytes: v[i],
-                });
-            }
-        }
-        let reserved: u64 = spec.reserve.iter().map(|b| b.0).sum();
-        let headroom: u64 = spec.headroom.iter().map(|b| b.0).sum();
-        if reserved + headroom > spec.total.0 {
-            return Err(MmuError::Overcommitted {
-                total: spec.total,
-                reserved: Bytes(reserved),
-                headroom: Bytes(headroom),
-            });
-        }
-        let pool = spec.total.0 - reserved - headroom;
         Ok(Mmu {
+            ports: ports.into(),
             classes: spec.classes,
             pool,
             nonzero_xoff_free: nonzero_xoff_free(&spec.classes, pool),
             shared_used: 0,
             headroom_used: 0,
-            ingress: spec
-                .reserve
-                .iter()
-                .zip(&spec.headroom)
-                .map(|(r, h)| IngressCell {
-                    reserve_limit: r.0 as u32,
-                    headroom_limit: h.0 as u32,
-                    ..IngressCell::default()
-                })
-                .collect(),
         })
     }
 
-    /// A frame of `bytes` arrives on `in_port` at priority `prio`, bound
-    /// for an egress queue of that priority holding `egress_queued` bytes
-    /// (the switch's port counts those; the MMU does not keep a copy).
+    /// A frame of `bytes` arrives on `port` at priority `prio`, bound for
+    /// an egress queue of that priority holding `egress_queued` bytes (the
+    /// switch's port counts those; the MMU does not keep a copy).
     ///
     /// Its bytes fill the reserve first (a frame may straddle the reserve's
     /// end: the reserve is then exactly full). The rest goes, whole, into
@@ -424,13 +540,20 @@ impl Mmu {
     /// threshold is the one before the frame. Otherwise a lossless rest
     /// goes into headroom if it fits there, and a lossy frame is dropped.
     #[inline]
-    pub fn admit(&mut self, in_port: usize, prio: u8, bytes: u32, egress_queued: u64) -> Admission {
-        if self.admit_to_reserve(in_port, prio, bytes) {
+    pub fn admit(
+        &mut self,
+        cells: &mut IngressCells,
+        port: u32,
+        prio: u8,
+        bytes: u32,
+        egress_queued: u64,
+    ) -> Admission {
+        if cells.admit_to_reserve(port, prio, bytes) {
             return Admission::Admitted;
         }
-        let i = index(in_port, prio);
+        let i = index(port as usize, prio);
         let bytes = bytes as u64;
-        let cell = self.ingress[i];
+        let cell = cells.cells[i];
         let used = cell.used();
         let to_reserve = bytes.min((cell.reserve_limit - cell.reserve) as u64);
         let rest = bytes - to_reserve;
@@ -456,44 +579,13 @@ impl Mmu {
             }
         };
         // Reserve and headroom stay within their 32-bit limits.
-        let u = &mut self.ingress[i];
+        let u = &mut cells.cells[i];
         u.reserve += to_reserve as u32;
         u.shared += to_shared;
         u.headroom += to_headroom as u32;
         self.shared_used += to_shared;
         self.headroom_used += to_headroom;
         Admission::Admitted
-    }
-
-    /// `admit` for a frame that fits what is left of its queue's reserve
-    /// (the common case): it takes reserve only, and the shared pool and
-    /// headroom do not change. `false`, changing nothing, if it does not
-    /// fit.
-    #[inline(always)]
-    pub fn admit_to_reserve(&mut self, in_port: usize, prio: u8, bytes: u32) -> bool {
-        let cell = &mut self.ingress[index(in_port, prio)];
-        let fits = bytes <= cell.reserve_limit - cell.reserve;
-        if fits {
-            cell.reserve += bytes;
-        }
-        fits
-    }
-
-    /// `release` for a queue that holds reserve only (the common case): the
-    /// shared pool and headroom do not change. `false`, changing nothing,
-    /// if the queue holds shared room or headroom.
-    #[inline(always)]
-    pub fn release_from_reserve(&mut self, in_port: usize, prio: u8, bytes: u32) -> bool {
-        let u = &mut self.ingress[index(in_port, prio)];
-        let reserve_only = u.shared == 0 && u.headroom == 0;
-        if reserve_only {
-            assert!(
-                bytes <= u.reserve,
-                "release of {bytes} B not held by ingress ({in_port}, {prio})"
-            );
-            u.reserve -= bytes;
-        }
-        reserve_only
     }
 
     /// A frame admitted from the same port with the same priority has left.
@@ -508,19 +600,18 @@ impl Mmu {
     /// up to its current level in admission order: it uses shared room or
     /// headroom only with a full reserve.
     #[inline]
-    pub fn release(&mut self, in_port: usize, prio: u8, bytes: u32) {
-        if self.release_from_reserve(in_port, prio, bytes) {
+    pub fn release(&mut self, cells: &mut IngressCells, port: u32, prio: u8, bytes: u32) {
+        if cells.release_from_reserve(port, prio, bytes) {
             return;
         }
-        let i = index(in_port, prio);
         let bytes = bytes as u64;
-        let u = &mut self.ingress[i];
+        let u = &mut cells.cells[index(port as usize, prio)];
         let from_headroom = bytes.min(u.headroom as u64);
         let from_shared = (bytes - from_headroom).min(u.shared);
         let from_reserve = bytes - from_headroom - from_shared;
         assert!(
             from_reserve <= u.reserve as u64,
-            "release of {bytes} B not held by ingress ({in_port}, {prio})"
+            "release of {bytes} B not held by ingress ({port}, {prio})"
         );
         u.headroom -= from_headroom as u32;
         u.shared -= from_shared;
@@ -529,7 +620,7 @@ impl Mmu {
         self.headroom_used -= from_headroom;
     }
 
-    /// Whether ingress (`in_port`, `prio`) should be paused: `Some(true)`
+    /// Whether ingress (`port`, `prio`) should be paused: `Some(true)`
     /// when its headroom is in use or its shared use has reached its XOFF
     /// threshold; `Some(false)` when its headroom is empty and its shared
     /// use plus the resume offset is at most the threshold; `None` in
@@ -540,7 +631,7 @@ impl Mmu {
     /// use, so any admission or release may change the answer for every
     /// lossless ingress queue of the switch, not only the one it touched.
     #[inline(always)]
-    pub fn pfc_decision(&self, in_port: usize, prio: u8) -> Option<bool> {
+    pub fn pfc_decision(&self, cells: &IngressCells, port: u32, prio: u8) -> Option<bool> {
         let ClassMode::Lossless {
             xoff,
             resume_offset,
@@ -548,7 +639,7 @@ impl Mmu {
         else {
             return None;
         };
-        let u = self.ingress[index(in_port, prio)].used();
+        let u = cells.used(port, prio);
         let threshold = xoff.bytes(self.pool - self.shared_used);
         if u.headroom.0 > 0 || u.shared.0 >= threshold {
             Some(true)
@@ -560,43 +651,21 @@ impl Mmu {
     }
 
     /// `pfc_decision` where it differs from what PFC holds now: `Some(true)`
-    /// to pause ingress (`in_port`, `prio`), `Some(false)` to resume it,
+    /// to pause ingress (`port`, `prio`), `Some(false)` to resume it,
     /// `None` to leave it. Lossy priorities return at the first test.
     #[inline(always)]
-    pub fn pfc_change(&self, in_port: usize, prio: u8) -> Option<bool> {
-        let hold = self.pfc_decision(in_port, prio)?;
-        (hold != self.ingress[index(in_port, prio)].held).then_some(hold)
+    pub fn pfc_change(&self, cells: &IngressCells, port: u32, prio: u8) -> Option<bool> {
+        let hold = self.pfc_decision(cells, port, prio)?;
+        (hold != cells.held(port, prio)).then_some(hold)
     }
 
-    /// `pfc_change` for a queue that holds reserve only, as it does after
-    /// `admit_to_reserve` or `release_from_reserve`. With no shared room
-    /// and no headroom in use, its decision is to pause only at a zero
-    /// threshold, and otherwise to resume or keep its state; so a queue
-    /// PFC does not hold, with enough of the pool free for every
-    /// threshold to be above zero, changes nothing. That is known from
-    /// the queue's own cell, without its class: the common case, taken
-    /// without reading the class's mode (a branch that follows the mix
-    /// of lossy and lossless frames).
-    #[inline(always)]
-    pub fn pfc_change_reserve_only(&self, in_port: usize, prio: u8) -> Option<bool> {
-        let cell = &self.ingress[index(in_port, prio)];
-        debug_assert!(
-            cell.shared == 0 && cell.headroom == 0,
-            "ingress ({in_port}, {prio}) holds reserve only"
-        );
-        if !cell.held && self.pool - self.shared_used >= self.nonzero_xoff_free {
-            return None;
-        }
-        self.pfc_change(in_port, prio)
-    }
-
-    /// PFC holds the upstream of `in_port` for the priorities in `mask` (bit
-    /// c: priority c) and releases the others: the PFC sender's state, which
-    /// `pfc_change` compares its decisions with.
-    pub fn set_held(&mut self, in_port: usize, mask: u8) {
-        for prio in 0..CLASSES as u8 {
-            self.ingress[index(in_port, prio)].held = mask & (1 << prio) != 0;
-        }
+    /// Enough of the pool is free for every lossless class's XOFF
+    /// threshold to be above zero (`IngressCells::may_change_pfc`). It
+    /// changes only with the pool's use: the engine keeps a copy per
+    /// switch, refreshed after each admission into the pool and release
+    /// from it, so that a frame within its reserve does not read the MMU.
+    pub fn calm(&self) -> bool {
+        self.pool - self.shared_used >= self.nonzero_xoff_free
     }
 
     /// The XOFF threshold of a lossless priority now (on shared use).
@@ -613,10 +682,6 @@ impl Mmu {
             ClassMode::Lossy { egress } => Some(Bytes(egress.bytes(self.free().0))),
             ClassMode::Lossless { .. } => None,
         }
-    }
-
-    pub fn ingress(&self, port: usize, prio: u8) -> IngressUse {
-        self.ingress[index(port, prio)].used()
     }
 
     /// Size of the shared pool.
@@ -639,13 +704,19 @@ impl Mmu {
         Bytes(self.pool - self.shared_used)
     }
 
-    /// Bytes held, over every ingress queue (a scan, for checks).
-    pub fn held(&self) -> Bytes {
-        Bytes(self.ingress.iter().map(|c| c.used().total().0).sum())
+    /// Bytes held, over the switch's ingress queues (a scan, for checks).
+    pub fn held(&self, cells: &IngressCells) -> Bytes {
+        let held = |&port: &u32| -> u64 {
+            (0..CLASSES as u8)
+                .map(|prio| cells.used(port, prio).total().0)
+                .sum()
+        };
+        Bytes(self.ports.iter().map(held).sum())
     }
 
-    pub fn ports(&self) -> usize {
-        self.ingress.len() / CLASSES
+    /// The switch's ports, network-wide numbers in the order of its spec.
+    pub fn ports(&self) -> &[u32] {
+        &self.ports
     }
 }
 
@@ -664,25 +735,44 @@ mod tests {
         }
     }
 
-    /// An MMU with the egress queues it admits into: the engine's ports
-    /// count those bytes, here a table does.
+    /// An MMU with its ingress cells and the egress queues it admits
+    /// into: the engine's ports count those bytes, here a table does. Its
+    /// ports are numbered 0, 1, … in the network of its cells, and 2 is
+    /// another switch's, which it leaves alone.
     struct Switch {
         mmu: Mmu,
+        cells: IngressCells,
         egress: Vec<u64>,
     }
 
+    /// A port of the network that is not the switch's.
+    const OTHER: u32 = 2;
+
     impl Switch {
-        fn new(mmu: Mmu) -> Switch {
-            let cells = mmu.ports() * CLASSES;
-            Switch {
+        fn new(spec: &MmuSpec) -> Result<Switch, MmuError> {
+            let ports: Vec<u32> = (0..spec.ports as u32)
+                .map(|p| if p < OTHER { p } else { p + 1 })
+                .collect();
+            let mut cells = IngressCells::new(spec.ports + 1);
+            let mmu = Mmu::new(spec, &ports, &mut cells)?;
+            Ok(Switch {
                 mmu,
-                egress: vec![0; cells],
-            }
+                cells,
+                egress: vec![0; spec.ports * CLASSES],
+            })
+        }
+
+        /// Network-wide number of the switch's port `local`.
+        fn port(&self, local: usize) -> u32 {
+            self.mmu.ports()[local]
         }
 
         fn admit(&mut self, from: usize, to: usize, prio: u8, bytes: u32) -> Admission {
             let e = index(to, prio);
-            let a = self.mmu.admit(from, prio, bytes, self.egress[e]);
+            let from = self.port(from);
+            let a = self
+                .mmu
+                .admit(&mut self.cells, from, prio, bytes, self.egress[e]);
             if a == Admission::Admitted {
                 self.egress[e] += bytes as u64;
             }
@@ -690,12 +780,62 @@ mod tests {
         }
 
         fn release(&mut self, from: usize, to: usize, prio: u8, bytes: u32) {
-            self.mmu.release(from, prio, bytes);
+            let from = self.port(from);
+            self.mmu.release(&mut self.cells, from, prio, bytes);
             self.egress[index(to, prio)] -= bytes as u64;
+        }
+
+        fn admit_to_reserve(&mut self, from: usize, prio: u8, bytes: u32) -> bool {
+            let from = self.port(from);
+            self.cells.admit_to_reserve(from, prio, bytes)
+        }
+
+        fn release_from_reserve(&mut self, from: usize, prio: u8, bytes: u32) -> bool {
+            let from = self.port(from);
+            self.cells.release_from_reserve(from, prio, bytes)
         }
 
         fn egress(&self, port: usize, prio: u8) -> Bytes {
             Bytes(self.egress[index(port, prio)])
+        }
+
+        fn ingress(&self, port: usize, prio: u8) -> IngressUse {
+            self.cells.used(self.port(port), prio)
+        }
+
+        fn pfc_decision(&self, port: usize, prio: u8) -> Option<bool> {
+            self.mmu.pfc_decision(&self.cells, self.port(port), prio)
+        }
+
+        fn pfc_change(&self, port: usize, prio: u8) -> Option<bool> {
+            self.mmu.pfc_change(&self.cells, self.port(port), prio)
+        }
+
+        /// The engine's test for a queue holding reserve only: no change
+        /// unless the cell says there may be one.
+        fn pfc_change_reserve_only(&self, port: usize, prio: u8) -> Option<bool> {
+            let calm = self.mmu.calm();
+            if !self.cells.may_change_pfc(self.port(port), prio, calm) {
+                return None;
+            }
+            self.pfc_change(port, prio)
+        }
+
+        fn set_held(&mut self, port: usize, mask: u8) {
+            let port = self.port(port);
+            self.cells.set_held(port, mask);
+        }
+
+        fn is_held(&self, port: usize, prio: u8) -> bool {
+            self.cells.held(self.port(port), prio)
+        }
+
+        fn held(&self) -> Bytes {
+            self.mmu.held(&self.cells)
+        }
+
+        fn ports(&self) -> usize {
+            self.mmu.ports().len()
         }
     }
 
@@ -719,16 +859,14 @@ mod tests {
         let mut classes = [LOSSY; CLASSES];
         classes[0] = class0;
         classes[3] = class3;
-        Switch::new(
-            Mmu::new(&MmuSpec::uniform(
-                Bytes(total),
-                ports,
-                classes,
-                Bytes(reserve),
-                Bytes(headroom),
-            ))
-            .unwrap(),
-        )
+        Switch::new(&MmuSpec::uniform(
+            Bytes(total),
+            ports,
+            classes,
+            Bytes(reserve),
+            Bytes(headroom),
+        ))
+        .unwrap()
     }
 
     #[test]
@@ -748,14 +886,14 @@ mod tests {
         classes[3] = lossless(Threshold::Dynamic(Alpha::ONE), 0);
         let over = MmuSpec::uniform(Bytes(100_000), 4, classes, Bytes(1000), Bytes(20_000));
         assert!(matches!(
-            Mmu::new(&over),
+            over.shared_pool(),
             Err(MmuError::Overcommitted { .. })
         ));
         let mut lossy_headroom = over.clone();
         lossy_headroom.total = Bytes(1_000_000);
         lossy_headroom.headroom[8 + 1] = Bytes(1);
         assert_eq!(
-            Mmu::new(&lossy_headroom).unwrap_err(),
+            lossy_headroom.shared_pool().unwrap_err(),
             MmuError::HeadroomOnLossy {
                 port: 1,
                 prio: 1,
@@ -775,12 +913,12 @@ mod tests {
         let mut spec = MmuSpec::uniform(Bytes(1 << 40), 2, classes, Bytes(0), Bytes(0));
         spec.reserve[8 + 2] = Bytes(gib4);
         spec.headroom[3] = Bytes(gib4);
-        let mut m = Switch::new(Mmu::new(&spec).unwrap());
+        let mut m = Switch::new(&spec).unwrap();
         assert_eq!(m.admit(1, 0, 2, 1500), Admission::Admitted);
-        assert_eq!(m.mmu.ingress(1, 2).reserve, Bytes(1500));
+        assert_eq!(m.ingress(1, 2).reserve, Bytes(1500));
         spec.reserve[8 + 2] = Bytes(gib4 + 1);
         assert_eq!(
-            Mmu::new(&spec).unwrap_err(),
+            spec.shared_pool().unwrap_err(),
             MmuError::QueueTooLarge {
                 table: "reserve",
                 port: 1,
@@ -791,7 +929,7 @@ mod tests {
         spec.reserve[8 + 2] = Bytes(0);
         spec.headroom[3] = Bytes(gib4 + 1);
         assert!(matches!(
-            Mmu::new(&spec),
+            spec.shared_pool(),
             Err(MmuError::QueueTooLarge {
                 table: "headroom",
                 port: 0,
@@ -928,7 +1066,7 @@ mod tests {
             m.admit(0, 1, 3, 1000);
         }
         assert_eq!(m.pfc_change(0, 3), Some(true));
-        m.mmu.set_held(0, 1 << 3);
+        m.set_held(0, 1 << 3);
         assert_eq!(m.pfc_change(0, 3), None);
         // Between XON and XOFF nothing changes; at XON it resumes.
         m.release(0, 1, 3, 1000);
@@ -940,25 +1078,25 @@ mod tests {
         assert_eq!(m.pfc_change(0, 3), Some(false));
         // Holding one priority of a port says nothing of another, nor of
         // another port; a lossy priority never changes.
-        assert!(!m.ingress[index(0, 2)].held && !m.ingress[index(1, 3)].held);
-        m.mmu.set_held(0, 0);
+        assert!(!m.is_held(0, 2) && !m.is_held(1, 3));
+        m.set_held(0, 0);
         assert_eq!(m.pfc_change(0, 3), None);
         assert_eq!(m.pfc_change(0, 0), None);
     }
 
     #[test]
     fn the_reserve_paths_take_only_what_fits_and_give_back_only_reserve() {
-        let mut m = static_xoff().mmu;
+        let mut m = static_xoff();
         assert!(m.admit_to_reserve(0, 3, 1500));
         // 500 B of reserve left: a 1000-B frame does not fit and changes nothing.
         assert!(!m.admit_to_reserve(0, 3, 1000));
         assert_eq!(m.ingress(0, 3).reserve, Bytes(1500));
-        assert_eq!(m.admit(0, 3, 1000, 0), Admission::Admitted);
+        assert_eq!(m.admit(0, 0, 3, 1000), Admission::Admitted);
         let u = m.ingress(0, 3);
         assert_eq!((u.reserve, u.shared), (Bytes(2000), Bytes(500)));
         // A queue holding shared room does not release from its reserve.
         assert!(!m.release_from_reserve(0, 3, 1000));
-        m.release(0, 3, 1000);
+        m.release(0, 0, 3, 1000);
         assert_eq!(
             (m.ingress(0, 3).reserve, m.shared_used()),
             (Bytes(1500), Bytes(0))
@@ -1184,6 +1322,11 @@ mod tests {
             }
             assert_eq!(egress, bytes);
             assert_eq!(m.shared_used(), Bytes(shared));
+            // Another switch's port in the same table is left alone.
+            for prio in 0..CLASSES as u8 {
+                assert_eq!(m.cells.used(OTHER, prio).total(), Bytes(0));
+                assert!(!m.cells.held(OTHER, prio));
+            }
             assert!(m.shared_used() <= m.shared_pool());
         }
 
@@ -1195,7 +1338,7 @@ mod tests {
                 classes[3] = lossless(Threshold::Dynamic(Alpha::new(1, 4)), 3000);
                 classes[5] = lossless(Threshold::Static(Bytes(20_000)), 2000);
                 let spec = MmuSpec::uniform(Bytes(200_000), 3, classes, Bytes(3000), Bytes(15_000));
-                let mut m = Switch::new(Mmu::new(&spec).unwrap());
+                let mut m = Switch::new(&spec).unwrap();
                 let mut held = Vec::new();
                 for op in ops {
                     apply(&mut m, op, &mut held);
@@ -1226,11 +1369,11 @@ mod tests {
                 classes[3] = lossless(xoff, resume);
                 classes[5] = lossless(Threshold::Dynamic(Alpha::new(1, 64)), 1000);
                 let spec = MmuSpec::uniform(Bytes(100_000), 3, classes, Bytes(1000), Bytes(9000));
-                let mut m = Switch::new(Mmu::new(&spec).unwrap());
+                let mut m = Switch::new(&spec).unwrap();
                 let mut held = Vec::new();
                 for (op, (port, mask)) in ops {
                     apply(&mut m, op, &mut held);
-                    m.mmu.set_held(port % 3, mask);
+                    m.set_held(port % 3, mask);
                     for port in 0..3 {
                         for prio in 0..CLASSES as u8 {
                             let u = m.ingress(port, prio);

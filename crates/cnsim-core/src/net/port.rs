@@ -36,8 +36,6 @@ impl ServiceSchedule {
 pub struct Port {
     pub node: u32,
     pub peer: u32,
-    /// Its index among its node's ports (a shared buffer's numbering).
-    pub local: u32,
     /// What the port's node does when a frame leaves the port.
     pub owner: Owner,
     /// In a split run: the peer is simulated by another partition, so what
@@ -280,7 +278,6 @@ impl Port {
         Port {
             node,
             peer,
-            local: 0,
             owner: Owner::Host,
             peer_remote: false,
             rate,

@@ -438,14 +438,17 @@ impl Builder<'_> {
                 });
             }
             let lossless = spec.pfc.map_or(0, |p| p.classes);
-            crate::net::mmu::Mmu::new(&shared.mmu_spec(lossless, classes_in_use)).map_err(|e| {
-                let path = if sw.buffer.is_some() {
-                    p.key("buffer")
-                } else {
-                    dp.key("buffer")
-                };
-                self.err(&path, format!("the shared buffer cannot be laid out: {e}"))
-            })?;
+            shared
+                .mmu_spec(lossless, classes_in_use)
+                .shared_pool()
+                .map_err(|e| {
+                    let path = if sw.buffer.is_some() {
+                        p.key("buffer")
+                    } else {
+                        dp.key("buffer")
+                    };
+                    self.err(&path, format!("the shared buffer cannot be laid out: {e}"))
+                })?;
             let NodeKind::Switch(spec) = &mut nodes[n].kind else {
                 unreachable!()
             };

@@ -20,6 +20,7 @@ use crate::flowctl::watchdog::{Watchdog, WatchdogSpec};
 use crate::metrics::series::{BinnedLevel, BinnedSum, PortSums, RowsOnDemand};
 use crate::net::ecn::PortMarking;
 use crate::net::frame::Frame;
+use crate::net::mmu::IngressCells;
 use crate::net::port::Port;
 use crate::net::rate_limiter::RateLimiter;
 use crate::net::routing::Routes;
@@ -195,6 +196,13 @@ pub struct Simulator {
     /// ports without one); both empty otherwise.
     ingress_occ: BinnedLevel,
     ingress_row: Vec<u32>,
+    /// The shared-buffer switches' ingress (port, class) counters, by the
+    /// port's number (empty without shared buffers): a frame's admission
+    /// and release within its queue's reserve read its cell alone.
+    ingress_cells: IngressCells,
+    /// Per node: its shared buffer's pool is calm (`Mmu::calm`), copied
+    /// from the MMU wherever the pool's use changes (true for the others).
+    pool_calm: Vec<bool>,
     n_events: u64,
     frame_hops: u64,
     /// Running hash of the event trace (time, kind, element).

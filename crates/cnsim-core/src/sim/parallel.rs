@@ -116,6 +116,7 @@ impl Simulator {
         // Per port and per node: the owner's.
         for p in (0..self.ports.len()).filter(|&p| port_owned[p]) {
             std::mem::swap(&mut self.ports[p], &mut o.ports[p]);
+            self.ingress_cells.take_port(&o.ingress_cells, p);
             self.queues[p] = o.queues[p];
             self.queue_occ.take_row(&o.queue_occ, p);
             let base = self.ingress_row.get(p).copied();
@@ -138,6 +139,7 @@ impl Simulator {
                 self.buffer_headroom.take_row(&o.buffer_headroom, b.row);
             }
             std::mem::swap(&mut self.roles[n], &mut o.roles[n]);
+            self.pool_calm[n] = o.pool_calm[n];
         }
         if let Some(w) = &o.stability {
             if port_owned[w.queue as usize] {

@@ -7,6 +7,7 @@ use super::switch::{record_ingress, SwitchState};
 use super::{event::Event, Role, Simulator};
 use crate::flowctl::pause::PauseEffect;
 use crate::flowctl::pfc::{classes, PfcFrame};
+use crate::net::port::Owner;
 use crate::results::{PfcDirection, PfcRecord};
 
 impl Simulator {
@@ -108,18 +109,15 @@ impl Simulator {
     /// comes through here.
     fn pfc_hold_classes(&mut self, inp: u32, want: u8) {
         let p = &mut self.ports[inp as usize];
-        let (node, local) = (p.node as usize, p.local as usize);
+        let shared = matches!(p.owner, Owner::Switch { shared: true, .. });
         let f = p
             .classes
             .as_deref_mut()
             .expect("PFC ports have classes")
             .pfc_sender
             .decide(want);
-        if let Role::Switch(SwitchState {
-            shared: Some(b), ..
-        }) = &mut self.roles[node]
-        {
-            b.mmu.set_held(local, want);
+        if shared {
+            self.ingress_cells.set_held(inp, want);
         }
         if let Some(f) = f {
             self.send_pfc(inp, f);
@@ -183,14 +181,13 @@ impl Simulator {
             shared: Some(b), ..
         }) = &self.roles[node]
         {
-            let local = self.ports[port as usize].local as usize;
             let s = &self.ports[port as usize]
                 .classes
                 .as_deref()
                 .expect("PFC ports have classes")
                 .pfc_sender;
             let release = classes(s.holding_mask())
-                .filter(|&c| b.mmu.pfc_decision(local, c) == Some(false))
+                .filter(|&c| b.mmu.pfc_decision(&self.ingress_cells, port, c) == Some(false))
                 .fold(0u8, |m, c| m | (1 << c));
             let want = s.holding_mask() & !release;
             self.pfc_hold_classes(port, want);

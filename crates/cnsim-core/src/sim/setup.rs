@@ -16,7 +16,7 @@ use crate::flowctl::pause::PauseMode;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum, PortSums, RowsOnDemand};
 use crate::net::ecn::{MarkAt, PortMarking};
-use crate::net::mmu::Mmu;
+use crate::net::mmu::{IngressCells, Mmu};
 use crate::net::port::{Owner, Port, PortClasses};
 use crate::net::rate_limiter::{Pacing, RateLimiter};
 use crate::net::routing::{adjacency, Routes};
@@ -70,14 +70,19 @@ impl Simulator {
                             .is_some_and(|p| matches!(p.mode, PauseMode::PerInput)),
                 },
             };
-            for (i, &(p, _)) in ps.iter().enumerate() {
-                ports[p as usize].local = i as u32;
+            for &(p, _) in ps {
                 ports[p as usize].owner = owner;
             }
         }
         let n_classes = sc.priorities.as_ref().map_or(1, |p| p.classes);
         let mut roles = Vec::with_capacity(sc.nodes.len());
         let mut n_buffers = 0;
+        let any_shared = sc
+            .nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.shared.is_some()));
+        let mut ingress_cells = IngressCells::new(if any_shared { ports.len() } else { 0 });
+        let mut pool_calm = vec![true; sc.nodes.len()];
         for (n, node) in sc.nodes.iter().enumerate() {
             roles.push(match &node.kind {
                 NodeKind::Switch(s) => Role::Switch(SwitchState {
@@ -92,9 +97,13 @@ impl Simulator {
                     shared: s.shared.as_ref().map(|b| {
                         let lossless = s.pfc.map_or(0, |p| p.classes);
                         n_buffers += 1;
+                        let own: Vec<u32> = adj[n].iter().map(|&(p, _)| p).collect();
+                        let mmu =
+                            Mmu::new(&b.mmu_spec(lossless, n_classes), &own, &mut ingress_cells)
+                                .expect("the scenario checked the layout");
+                        pool_calm[n] = mmu.calm();
                         Box::new(SharedBuffer {
-                            mmu: Mmu::new(&b.mmu_spec(lossless, n_classes))
-                                .expect("the scenario checked the layout"),
+                            mmu,
                             row: n_buffers - 1,
                             max_shared: 0,
                             max_headroom: 0,
@@ -336,6 +345,8 @@ impl Simulator {
             buffer_shared: BinnedLevel::new(n_buffers, n_bins, sc.bin),
             buffer_headroom: BinnedLevel::new(n_buffers, n_bins, sc.bin),
             ingress_occ: BinnedLevel::new(n_ingress as usize, n_bins, sc.bin),
+            ingress_cells,
+            pool_calm,
             ingress_row,
             n_events: 0,
             frame_hops: 0,

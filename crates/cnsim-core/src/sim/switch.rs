@@ -205,25 +205,38 @@ impl Simulator {
     /// `out` (and counts it, and PFC may hold the class upstream) or
     /// refuses it. A frame that fits its queue's reserve changes neither
     /// the pool nor headroom, and usually nothing else: it takes the short
-    /// path, inline.
+    /// path, inline, through its ingress cell alone.
     #[inline(always)]
     fn shared_admit(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) -> bool {
-        let (i, class) = (self.ports[inp as usize].local as usize, frame.class());
-        let b = shared_buffer(&mut self.roles, node);
-        if !b.mmu.admit_to_reserve(i, class, frame.size as u32) {
+        let class = frame.class();
+        if !self
+            .ingress_cells
+            .admit_to_reserve(inp, class, frame.size as u32)
+        {
             return self.shared_admit_to_pool(node, inp, out, frame);
         }
-        if !self.ingress_row.is_empty() || b.mmu.pfc_change_reserve_only(i, class).is_some() {
+        self.reserve_changed(node, inp, class);
+        true
+    }
+
+    /// Ingress (`inp`, `class`) of switch `node`, holding reserve only,
+    /// has taken or returned a frame: its series and a PFC decision, out
+    /// of line, where there may be something to record or change.
+    #[inline(always)]
+    fn reserve_changed(&mut self, node: usize, inp: u32, class: u8) {
+        if !self.ingress_row.is_empty()
+            || self
+                .ingress_cells
+                .may_change_pfc(inp, class, self.pool_calm[node])
+        {
             self.shared_changed_out_of_line(node, inp, class);
         }
-        true
     }
 
     /// `shared_admit` of a frame beyond its queue's reserve: into the
     /// shared pool or headroom, or refused.
     #[inline(never)]
     fn shared_admit_to_pool(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) -> bool {
-        let i = self.ports[inp as usize].local as usize;
         let queued = self.ports[out as usize]
             .classes
             .as_deref()
@@ -231,8 +244,13 @@ impl Simulator {
             .occupancy(frame.class());
         let b = shared_buffer(&mut self.roles, node);
         let before = b.levels();
-        match b.mmu.admit(i, frame.class(), frame.size as u32, queued) {
+        let cells = &mut self.ingress_cells;
+        match b
+            .mmu
+            .admit(cells, inp, frame.class(), frame.size as u32, queued)
+        {
             Admission::Admitted => {
+                self.pool_calm[node] = b.mmu.calm();
                 let (shared, headroom) = b.levels();
                 b.max_shared = b.max_shared.max(shared);
                 b.max_headroom = b.max_headroom.max(headroom);
@@ -254,23 +272,20 @@ impl Simulator {
     /// `shared_admit`.
     #[inline(always)]
     pub(super) fn shared_release(&mut self, node: usize, inp: u32, class: u8, bytes: u32) {
-        let i = self.ports[inp as usize].local as usize;
-        let b = shared_buffer(&mut self.roles, node);
-        if !b.mmu.release_from_reserve(i, class, bytes) {
+        if self.ingress_cells.release_from_reserve(inp, class, bytes) {
+            self.reserve_changed(node, inp, class);
+        } else {
             self.shared_release_from_pool(node, inp, class, bytes);
-        } else if !self.ingress_row.is_empty() || b.mmu.pfc_change_reserve_only(i, class).is_some()
-        {
-            self.shared_changed_out_of_line(node, inp, class);
         }
     }
 
     /// `shared_release` for a queue holding shared room or headroom.
     #[inline(never)]
     fn shared_release_from_pool(&mut self, node: usize, inp: u32, class: u8, bytes: u32) {
-        let i = self.ports[inp as usize].local as usize;
         let b = shared_buffer(&mut self.roles, node);
         let before = b.levels();
-        b.mmu.release(i, class, bytes);
+        b.mmu.release(&mut self.ingress_cells, inp, class, bytes);
+        self.pool_calm[node] = b.mmu.calm();
         self.buffer_levels_changed(node, before);
         self.shared_changed(node, inp, class);
     }
@@ -302,11 +317,9 @@ impl Simulator {
     /// upstream. Inline in the pool's paths, which always take it.
     #[inline(always)]
     fn shared_changed(&mut self, node: usize, inp: u32, class: u8) {
-        let i = self.ports[inp as usize].local as usize;
         let now = self.now;
-        let b = shared_buffer(&mut self.roles, node);
         if !self.ingress_row.is_empty() {
-            let held = b.mmu.ingress(i, class).total().0;
+            let held = self.ingress_cells.used(inp, class).total().0;
             record_ingress(
                 &self.ingress_row,
                 &mut self.ingress_occ,
@@ -318,7 +331,8 @@ impl Simulator {
         }
         // The MMU's thresholds (static or dynamic) on shared use and
         // headroom; none for a lossy class.
-        if let Some(hold) = b.mmu.pfc_change(i, class) {
+        let b = shared_buffer(&mut self.roles, node);
+        if let Some(hold) = b.mmu.pfc_change(&self.ingress_cells, inp, class) {
             self.pfc_change(inp, class, hold);
         }
     }
