@@ -252,6 +252,10 @@ pub struct Simulator {
     keep_conn_ends: bool,
     #[cfg(test)]
     late_frames: u64,
+    /// Tests: queues within their reserve that took or returned a frame
+    /// while their switch's pool was not calm, and while it was.
+    #[cfg(test)]
+    calm_looks: [u64; 2],
     /// Limits of this run (from `RunOptions`).
     max_events: u64,
     max_wall: Option<(std::time::Instant, std::time::Duration)>,

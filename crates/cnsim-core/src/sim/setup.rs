@@ -377,6 +377,8 @@ impl Simulator {
             keep_conn_ends: false,
             #[cfg(test)]
             late_frames: 0,
+            #[cfg(test)]
+            calm_looks: [0; 2],
             max_events: u64::MAX,
             max_wall: None,
             poll: None,

@@ -224,6 +224,13 @@ impl Simulator {
     /// of line, where there may be something to record or change.
     #[inline(always)]
     fn reserve_changed(&mut self, node: usize, inp: u32, class: u8) {
+        // The copy is what the MMU says (tests: the pool paths refresh it).
+        #[cfg(test)]
+        {
+            let calm = shared_buffer(&mut self.roles, node).mmu.calm();
+            assert_eq!(self.pool_calm[node], calm, "switch {node}'s copy of calm");
+            self.calm_looks[usize::from(calm)] += 1;
+        }
         if !self.ingress_row.is_empty()
             || self
                 .ingress_cells

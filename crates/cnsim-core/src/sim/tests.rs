@@ -908,3 +908,60 @@ fn a_switch_counts_its_inputs_only_where_they_are_read() {
         assert_eq!(by_input, if counts { held } else { 0 }, "{model}");
     }
 }
+
+/// A shared buffer's short paths read the engine's copy of whether the
+/// pool is calm (`Mmu::calm`) instead of the MMU. Lossy class 0 from H1
+/// and H2 (1.6 times the line rate until 3 ms) fills the pool to about a
+/// ninth free (`lossy_alpha` 8), where a lossless threshold of α =
+/// 1/65536 is zero (below 64 KB free): not calm. Then the queue drains by
+/// releases alone, while a lossless trickle of class 1 keeps taking the
+/// short paths, each of which checks the copy against the MMU
+/// (`reserve_changed`, in tests): without the refresh after an admission
+/// into the pool, or after a release from it, the check fails.
+#[test]
+fn the_copy_of_a_pools_calm_follows_the_mmu() {
+    let top = r#"
+duration = "6ms"
+[priorities]
+classes = 2
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us""#;
+    let switch = r#"buffer = "120KB"
+buffer_model = "shared"
+pfc = { classes = [1] }
+mmu = { alpha = 0.0000152587890625, lossy_alpha = 8 }"#;
+    let rest = r#"
+[[sources]]
+host = "H1"
+to = "H3"
+load = 1.0
+stop = "3ms"
+[[sources]]
+host = "H2"
+to = "H3"
+load = 0.6
+stop = "3ms"
+[[sources]]
+host = "H2"
+to = "H3"
+load = 0.05
+priority = 1
+name = "H2 lossless""#;
+    let text = star::two_to_one(top, switch, rest);
+    let sc = load(&text, "calm.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut s = Simulator::new(&sc, 1);
+    s.start_sources();
+    let sw = sc.nodes.iter().position(|n| n.name == "SW").unwrap();
+    s.run_until(Time::from_ms(2), None).unwrap();
+    assert!(!s.pool_calm[sw], "the lossy class has filled the pool");
+    let filled = s.calm_looks;
+    s.run_until(Time::from_ms(6), None).unwrap();
+    assert!(
+        s.pool_calm[sw],
+        "the pool drained after the lossy source stopped"
+    );
+    assert!(filled[0] > 0 && filled[1] > 0, "{filled:?}");
+    assert!(s.calm_looks[1] > filled[1], "{:?}", s.calm_looks);
+    assert!(s.violation.is_none(), "{:?}", s.violation);
+}
