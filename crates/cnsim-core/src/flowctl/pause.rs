@@ -50,6 +50,58 @@ pub struct PortPause {
     pub pending: Option<u16>,
     /// Global mode: this output is above XOFF.
     pub congested: bool,
+    /// The occupancies at which this port's PAUSE decision can change,
+    /// kept beside its state (`watch`, `output_crossing`, `input_crossing`).
+    pub crossings: Crossings,
+}
+
+/// Where a watched occupancy (an output's bytes in global mode, an input's
+/// in per-input mode) must be at for its PAUSE decision to change: at or
+/// above XOFF while not holding, at or below XON while holding. A frame's
+/// check then reads the port alone, and the switch's mode and thresholds
+/// only at a crossing. In 32 bits, rounded so that the test may say yes
+/// where the exact decision then says no (thresholds beyond 4 GB), never
+/// the other way. `NEVER` on ports that nothing watches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Crossings {
+    /// A crossing below this (XON + 1 while holding, else 0).
+    below: u32,
+    /// A crossing at or above this (XOFF while not holding, else never).
+    at_or_above: u32,
+}
+
+impl Crossings {
+    pub const NEVER: Crossings = Crossings {
+        below: 0,
+        at_or_above: u32::MAX,
+    };
+
+    /// Where the decision changes next, holding or not.
+    pub fn of(holding: bool, xoff: u64, xon: u64) -> Crossings {
+        if holding {
+            Crossings {
+                below: u32::try_from(xon.saturating_add(1)).unwrap_or(u32::MAX),
+                at_or_above: u32::MAX,
+            }
+        } else {
+            Crossings {
+                below: 0,
+                at_or_above: u32::try_from(xoff).unwrap_or(u32::MAX),
+            }
+        }
+    }
+
+    /// The decision may change at `occupancy`.
+    #[inline(always)]
+    pub fn crossed(self, occupancy: u64) -> bool {
+        occupancy < self.below as u64 || occupancy >= self.at_or_above as u64
+    }
+}
+
+impl Default for Crossings {
+    fn default() -> Crossings {
+        Crossings::NEVER
+    }
 }
 
 impl PortPause {
@@ -72,7 +124,14 @@ impl PortPause {
             return None;
         };
         self.congested = hold;
+        self.crossings = Crossings::of(hold, xoff, xon);
         Some(hold)
+    }
+
+    /// The port's occupancy is watched against `xoff` and `xon` from now
+    /// (set-up: neither congested nor holding yet).
+    pub fn watch(&mut self, xoff: u64, xon: u64) {
+        self.crossings = Crossings::of(false, xoff, xon);
     }
 
     /// Global mode: one reason more (`hold`) or fewer to hold this port's
@@ -90,13 +149,15 @@ impl PortPause {
     #[inline]
     pub fn input_crossing(&mut self, occupancy: u64, xoff: u64, xon: u64) -> Option<PauseCommand> {
         let s = &mut self.sender;
-        if !s.holding() && occupancy >= xoff {
+        let command = if !s.holding() && occupancy >= xoff {
             s.hold()
         } else if s.holding() && occupancy <= xon {
             s.release()
         } else {
             None
-        }
+        };
+        self.crossings = Crossings::of(s.holding(), xoff, xon);
+        command
     }
 }
 
@@ -245,6 +306,34 @@ mod tests {
         assert_eq!(p.output_crossing(81, xoff, xon), None);
         assert_eq!(p.output_crossing(80, xoff, xon), Some(false));
         assert_eq!(p.output_crossing(0, xoff, xon), None);
+    }
+
+    /// A port's crossings say yes exactly where the exact decision changes
+    /// (output and input mode, thresholds in 32 bits), and at least there
+    /// beyond 32 bits.
+    #[test]
+    fn the_crossings_say_yes_where_the_decision_changes() {
+        for (xoff, xon) in [(100, 80), (100, 0), (1 << 33, (1 << 33) - 4000)] {
+            let exact = xoff < u32::MAX as u64;
+            let (mut out, mut inp) = (PortPause::default(), PortPause::default());
+            out.watch(xoff, xon);
+            inp.watch(xoff, xon);
+            let walk = (0..6).flat_map(|_| [0, xon, xon + 1, xoff - 1, xoff, xoff + 500]);
+            for occ in walk.chain([xoff + 1, xon, xoff]) {
+                let said = out.crossings.crossed(occ);
+                let changed = out.output_crossing(occ, xoff, xon).is_some();
+                assert!(
+                    said || !changed,
+                    "output at {occ}: a change the test missed"
+                );
+                assert!(!exact || said == changed, "output at {occ}");
+                let said = inp.crossings.crossed(occ);
+                let changed = inp.input_crossing(occ, xoff, xon).is_some();
+                assert!(said || !changed, "input at {occ}: a change the test missed");
+                assert!(!exact || said == changed, "input at {occ}");
+            }
+        }
+        assert!(!PortPause::default().crossings.crossed(1 << 20));
     }
 
     #[test]

@@ -132,7 +132,7 @@ pub const NO_MARKING: u16 = u16::MAX;
 // The port's turn takes what was padding and 8 bytes more (232 before
 // the ECN marking and the waiting PFC frame joined it, 240 while the
 // frames on its link waited in the port).
-const _: () = assert!(std::mem::size_of::<Port>() == 208);
+const _: () = assert!(std::mem::size_of::<Port>() == 216);
 
 /// A port's traffic classes: an output queue per class, the scheduler
 /// choosing among them, the per-class ingress accounting PFC decides on,

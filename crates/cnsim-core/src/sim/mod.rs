@@ -136,8 +136,11 @@ pub struct Simulator {
     seed: u64,
     events: Events,
     roles: Vec<Role>,
-    /// Some switch sends PAUSE: without, the per-frame PAUSE checks are skipped.
-    any_pause: bool,
+    /// Some switch sends PAUSE in global mode (it watches its outputs) /
+    /// in per-input mode (its inputs): without, the per-frame PAUSE checks
+    /// of that kind are skipped.
+    pause_outputs: bool,
+    pause_inputs: bool,
     /// Some switch sends PFC: without, the per-frame PFC checks are skipped.
     any_pfc: bool,
     /// Some switch marks ECN as frames join a queue / as they leave.

@@ -55,10 +55,23 @@ impl PausedPorts for NetView<'_> {
 impl Simulator {
     /// Occupancy at a switch changed (of output `out`, and of the input
     /// partition of `inp`): PAUSE may hold or release upstream. Without
-    /// PAUSE anywhere this is the one test per frame.
+    /// PAUSE anywhere this is the one test per frame; with it, the watched
+    /// port's own `Crossings` (global mode: the output's, per-input mode:
+    /// the input's) say whether the switch's decision can change, which
+    /// then reads its mode and thresholds. In a run with both modes a port
+    /// may be tested for the other one's quantity: a needless call to the
+    /// exact decision, never a missed one.
     #[inline(always)]
     pub(super) fn pause_check(&mut self, node: usize, out: u32, inp: u32) {
-        if self.any_pause {
+        let by_output = self.pause_outputs && {
+            let o = &self.ports[out as usize];
+            o.pause.crossings.crossed(o.occupancy)
+        };
+        let by_input = self.pause_inputs && {
+            let i = &self.ports[inp as usize];
+            i.pause.crossings.crossed(i.input_occupancy)
+        };
+        if by_output || by_input {
             self.switch_pause(node, out, inp);
         }
     }
@@ -66,6 +79,7 @@ impl Simulator {
     /// The switch's PAUSE mode decides: global (an output at XOFF holds
     /// every other port's upstream) or per input (an input's partition at
     /// XOFF holds that input's upstream).
+    #[inline(never)]
     fn switch_pause(&mut self, node: usize, out: u32, inp: u32) {
         let Role::Switch(SwitchState {
             pause: Some(ps), ..
