@@ -71,8 +71,40 @@ impl Simulator {
             let i = &self.ports[inp as usize];
             i.pause.crossings.crossed(i.input_occupancy)
         };
+        #[cfg(test)]
+        assert!(
+            by_output || by_input || !self.pause_would_change(node, out, inp),
+            "switch {node}: a PAUSE crossing its ports' test missed"
+        );
         if by_output || by_input {
             self.switch_pause(node, out, inp);
+        }
+    }
+
+    /// Whether `switch_pause` would change anything now (tests: the
+    /// ports' crossings must say yes whenever it would).
+    #[cfg(test)]
+    fn pause_would_change(&self, node: usize, out: u32, inp: u32) -> bool {
+        let Role::Switch(SwitchState {
+            pause: Some(ps), ..
+        }) = &self.roles[node]
+        else {
+            return false;
+        };
+        match ps.mode {
+            PauseMode::Global => {
+                let o = &self.ports[out as usize];
+                let mut p = o.pause;
+                p.output_crossing(o.occupancy, ps.xoff, ps.xon).is_some()
+            }
+            PauseMode::PerInput => {
+                let i = &self.ports[inp as usize];
+                let mut p = i.pause;
+                let before = p.sender.holding();
+                p.input_crossing(i.input_occupancy, ps.xoff, ps.xon);
+                p.sender.holding() != before
+            }
+            PauseMode::Off => false,
         }
     }
 

@@ -965,3 +965,87 @@ name = "H2 lossless""#;
     assert!(s.calm_looks[1] > filled[1], "{:?}", s.calm_looks);
     assert!(s.violation.is_none(), "{:?}", s.violation);
 }
+
+/// PAUSE's per-frame test reads the watched port's crossings, not the
+/// switch (`pause_check`). H1 and H2 at line rate through SW1 and H4 at
+/// line rate, all into H3 behind SW2, with the switches in each mode and
+/// in both: both switches send XOFF and XON, and at every frame in
+/// between the tests' check finds that the crossings said yes whenever
+/// the exact decision would have changed.
+#[test]
+fn pause_in_either_mode_is_tested_from_the_ports_crossings() {
+    let pause = |mode: &str, xoff: &str, xon: &str| {
+        format!(r#"pause = {{ mode = "{mode}", xoff = "{xoff}", xon = "{xon}" }}"#)
+    };
+    for (sw1, sw2) in [
+        ("per_input", "global"),
+        ("per_input", "per_input"),
+        ("global", "global"),
+    ] {
+        let text = format!(
+            r#"
+duration = "3ms"
+[defaults.link]
+rate = "10Gbps"
+delay = "0.5us"
+[defaults.switch]
+buffer = "150KB"
+response_time = "1us"
+[defaults.host]
+response_time = "1us"
+[[switches]]
+name = "SW1"
+{}
+[[switches]]
+name = "SW2"
+{}
+[[hosts]]
+name = "H1"
+[[hosts]]
+name = "H2"
+[[hosts]]
+name = "H3"
+[[hosts]]
+name = "H4"
+[[links]]
+between = ["H1", "SW1"]
+[[links]]
+between = ["H2", "SW1"]
+[[links]]
+between = ["SW1", "SW2"]
+[[links]]
+between = ["H4", "SW2"]
+[[links]]
+between = ["SW2", "H3"]
+[[sources]]
+host = "H1"
+to = "H3"
+load = 1.0
+[[sources]]
+host = "H2"
+to = "H3"
+load = 1.0
+[[sources]]
+host = "H4"
+to = "H3"
+load = 1.0
+"#,
+            pause(sw1, "40KB", "30KB"),
+            pause(sw2, "60KB", "50KB")
+        );
+        let sc = load(&text, "modes.toml", Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let mut s = Simulator::new(&sc, 1);
+        s.start_sources();
+        s.run_until(Time::from_ms(3), None).unwrap();
+        for name in ["SW1", "SW2"] {
+            let n = sc.nodes.iter().position(|n| n.name == name).unwrap();
+            let (mut xoff, mut frames) = (0, 0);
+            for p in s.ports.iter().filter(|p| p.node as usize == n) {
+                xoff += p.pause.sender.xoff_sent;
+                frames += p.pause.sender.frames_sent;
+            }
+            let case = format!("{sw1}/{sw2}: {name}: {xoff} XOFF of {frames}");
+            assert!(xoff > 0 && frames > xoff, "{case}");
+        }
+    }
+}
