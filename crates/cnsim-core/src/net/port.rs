@@ -131,7 +131,8 @@ pub const NO_MARKING: u16 = u16::MAX;
 
 // The port's turn takes what was padding and 8 bytes more (232 before
 // the ECN marking and the waiting PFC frame joined it, 240 while the
-// frames on its link waited in the port).
+// frames on its link waited in the port); PAUSE's crossings 8 more (208
+// before).
 const _: () = assert!(std::mem::size_of::<Port>() == 216);
 
 /// A port's traffic classes: an output queue per class, the scheduler
