@@ -100,9 +100,8 @@ impl Simulator {
             PauseMode::PerInput => {
                 let i = &self.ports[inp as usize];
                 let mut p = i.pause;
-                let before = p.sender.holding();
-                p.input_crossing(i.input_occupancy, ps.xoff, ps.xon);
-                p.sender.holding() != before
+                p.input_crossing(i.input_occupancy, ps.xoff, ps.xon)
+                    .is_some()
             }
             PauseMode::Off => false,
         }

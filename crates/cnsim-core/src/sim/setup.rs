@@ -139,21 +139,22 @@ impl Simulator {
             .nodes
             .iter()
             .any(|n| matches!(&n.kind, NodeKind::Switch(s) if s.pfc.is_some()));
-        // A PAUSE switch's ports watch the occupancy its mode decides on.
+        // A PAUSE switch's ports watch the occupancy its mode decides on:
+        // its outputs' in global mode, its inputs' in per-input mode.
+        let (mut pause_outputs, mut pause_inputs) = (false, false);
         for (n, node) in sc.nodes.iter().enumerate() {
-            if let NodeKind::Switch(s) = &node.kind {
-                if let Some(ps) = s.pause.filter(|p| p.mode != PauseMode::Off) {
-                    for &(p, _) in &adj[n] {
-                        ports[p as usize].pause.watch(ps.xoff, ps.xon);
-                    }
-                }
+            let NodeKind::Switch(s) = &node.kind else {
+                continue;
+            };
+            let Some(ps) = s.pause.filter(|p| p.mode != PauseMode::Off) else {
+                continue;
+            };
+            pause_outputs |= ps.mode == PauseMode::Global;
+            pause_inputs |= ps.mode == PauseMode::PerInput;
+            for &(p, _) in &adj[n] {
+                ports[p as usize].pause.watch(ps.xoff, ps.xon);
             }
         }
-        let pause_in = |mode: PauseMode| {
-            sc.nodes.iter().any(
-                |n| matches!(&n.kind, NodeKind::Switch(s) if s.pause.is_some_and(|p| p.mode == mode)),
-            )
-        };
         // Classes and PFC give every port its class queues; without them
         // ports keep the single queue's fast path.
         let marks_at = |at: MarkAt| {
@@ -315,8 +316,8 @@ impl Simulator {
             end: sc.duration,
             seed,
             events: super::Events::with_capacity(4096),
-            pause_outputs: pause_in(PauseMode::Global),
-            pause_inputs: pause_in(PauseMode::PerInput),
+            pause_outputs,
+            pause_inputs,
             any_pfc,
             ecn_marks,
             ecn_at_enqueue: marks_at(MarkAt::Enqueue),
