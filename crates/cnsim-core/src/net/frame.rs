@@ -72,20 +72,27 @@ pub const TCP_ECE: u32 = 1 << (ECN_SHIFT + 3);
 pub const ROCE_NAK: u32 = 1 << (ECN_SHIFT + 4);
 
 impl Frame {
+    /// Every field zero: what a slot that holds no frame yet holds.
+    pub const ZERO: Frame = Frame {
+        created: Time::ZERO,
+        flow: 0,
+        dst_host: 0,
+        tag: 0,
+        cpid: 0,
+        aux: 0,
+        size: 0,
+        kind: FrameKind::Data,
+        qfb: 0,
+    };
+
     /// A frame of `kind` and `size` with every other field zero, for tests
     /// to start from.
     #[cfg(test)]
     pub(crate) const fn blank(kind: FrameKind, size: u16) -> Frame {
         Frame {
-            created: Time::ZERO,
-            flow: 0,
-            dst_host: 0,
-            tag: 0,
-            cpid: 0,
-            aux: 0,
             size,
             kind,
-            qfb: 0,
+            ..Frame::ZERO
         }
     }
 

@@ -259,7 +259,7 @@ impl Simulator {
                 continue;
             };
             for class in 0..self.n_classes {
-                let st = pc.stats(class);
+                let st = p.class_stats(class);
                 let paused = pc.pfc_receiver().paused_time(class, end);
                 rows.push(ClassSummary {
                     queue: names[i].clone(),

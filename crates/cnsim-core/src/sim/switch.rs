@@ -244,11 +244,7 @@ impl Simulator {
     /// shared pool or headroom, or refused.
     #[inline(never)]
     fn shared_admit_to_pool(&mut self, node: usize, inp: u32, out: u32, frame: &Frame) -> bool {
-        let queued = self.ports[out as usize]
-            .classes
-            .as_deref()
-            .expect("shared-buffer ports have classes")
-            .occupancy(frame.class());
+        let queued = self.ports[out as usize].class_occupancy(frame.class());
         let b = shared_buffer(&mut self.roles, node);
         let before = b.levels();
         let cells = &mut self.ingress_cells;
@@ -361,8 +357,10 @@ impl Simulator {
         let Some(i) = p.marking() else {
             return false;
         };
-        let pc = p.classes.as_deref().expect("marking ports have classes");
-        pc.occupancy(class) > self.ecn_marks[i].rule.quiet_up_to().0
+        // The port's bytes bound its class's: most departures leave the
+        // class's line alone.
+        let quiet = self.ecn_marks[i].rule.quiet_up_to().0;
+        p.occupancy > quiet && p.class_occupancy(class) > quiet
     }
 
     /// ECN at output `out` for a frame of `class`: at enqueue the frame is
@@ -383,14 +381,10 @@ impl Simulator {
             return;
         };
         let m = self.ecn_marks[i];
-        let pc = p
-            .classes
-            .as_deref_mut()
-            .expect("marking ports have classes");
         if m.at != at || m.classes & (1 << class) == 0 {
             return;
         }
-        let queued = pc.occupancy(class);
+        let queued = p.class_occupancy(class);
         let (frame, queue) = match leaving {
             Some(f) => (f, queued),
             None => {

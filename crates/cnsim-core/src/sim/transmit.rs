@@ -67,14 +67,13 @@ impl Simulator {
             self.events
                 .schedule_after(now, wire, Event::TxDone { port });
             false
-        } else if let Some((class, size)) = p.next_class() {
-            p.tx = TxState::Data(class);
+        } else if let Some((class, size)) = p.start_data() {
             let wire = p.tx_time(now, size as u64);
             self.events
                 .schedule_after(now, wire, Event::TxDone { port });
             let paused = p.class_paused(class);
             if self.prefetch_flows && self.to_host[port as usize] {
-                self.prefetch_delivery(port, class);
+                self.prefetch_delivery(port);
             }
             paused
         } else {
@@ -146,7 +145,7 @@ impl Simulator {
         }
     }
 
-    /// The frame of `class` starting on `port`, toward a host: a UDP data
+    /// The data frame starting on `port`, toward a host: a UDP data
     /// frame is delivered when its last bit leaves (`send_on_link`), so ask
     /// the caches now for what the delivery reads of its flow (a flow's
     /// record, its last frame number and its row of bytes delivered are
@@ -157,8 +156,8 @@ impl Simulator {
     /// is what a run waits on. Out of line: inlined, it weighed on the
     /// runs that skip it.
     #[inline(never)]
-    fn prefetch_delivery(&self, port: u32, class: u8) {
-        let Some(frame) = self.ports[port as usize].head_frame(class) else {
+    fn prefetch_delivery(&self, port: u32) {
+        let Some(frame) = self.ports[port as usize].data_on_wire() else {
             return;
         };
         if frame.kind != FrameKind::Data || !self.udp_at_last_bit || self.has_conn(frame.flow) {
