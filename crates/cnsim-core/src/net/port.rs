@@ -440,12 +440,21 @@ impl Port {
             .classes
             .iter()
             .flat_map(|pc| pc.class.iter().flat_map(|q| &q.frames));
-        let on_wire = self
-            .classes
-            .is_some()
-            .then_some(&self.on_wire)
-            .filter(|_| matches!(self.tx, TxState::Data(_)));
-        self.queue.iter().chain(classes).chain(on_wire)
+        self.queue
+            .iter()
+            .chain(classes)
+            .chain(self.class_frame_on_wire())
+    }
+
+    /// The frame on the wire of a port with classes (`on_wire`), while one
+    /// is being sent. (Without classes the frame on the wire is the head
+    /// of `queue`.)
+    #[inline]
+    fn class_frame_on_wire(&self) -> Option<&Frame> {
+        match (self.tx, &self.classes) {
+            (TxState::Data(_), Some(_)) => Some(&self.on_wire),
+            _ => None,
+        }
     }
 
     /// Put `frame` at the tail of its class's queue.
@@ -509,10 +518,9 @@ impl Port {
     /// The data frame being sent (`start_data`'s), if one is.
     #[inline]
     pub fn data_on_wire(&self) -> Option<&Frame> {
-        match (self.tx, self.classes.is_some()) {
-            (TxState::Data(_), false) => self.queue.front(),
-            (TxState::Data(_), true) => Some(&self.on_wire),
-            _ => None,
+        match (self.tx, &self.classes) {
+            (TxState::Data(_), None) => self.queue.front(),
+            _ => self.class_frame_on_wire(),
         }
     }
 
@@ -618,6 +626,13 @@ mod tests {
         assert_eq!(q.as_slices().0.as_ptr(), front);
     }
 
+    /// A 10 Gb/s port with classes scheduled by `sched`.
+    fn port_with_classes(sched: &SchedSpec) -> Port {
+        let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
+        p.set_classes(PortClasses::new(sched), sched);
+        p
+    }
+
     /// A data frame's transmission ends (`tx_done`'s part of the port).
     fn finish(p: &mut Port, class: u8) -> Frame {
         assert_eq!(p.tx, TxState::Data(class));
@@ -635,8 +650,7 @@ mod tests {
     #[test]
     fn a_class_whose_queue_empties_leaves_the_round_with_its_deficit() {
         let sched = SchedSpec::dwrr([1500; PFC_CLASSES]);
-        let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
-        p.set_classes(PortClasses::new(&sched), &sched);
+        let mut p = port_with_classes(&sched);
         p.enqueue(frame(0, 500));
         p.enqueue(frame(1, 400));
         p.enqueue(frame(1, 400));
@@ -662,8 +676,7 @@ mod tests {
     #[test]
     fn a_frame_queued_during_its_class_transmission_keeps_the_class_in_the_round() {
         let sched = SchedSpec::dwrr([1500; PFC_CLASSES]);
-        let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
-        p.set_classes(PortClasses::new(&sched), &sched);
+        let mut p = port_with_classes(&sched);
         p.enqueue(frame(0, 500));
         assert_eq!(p.start_data(), Some((0, 500)));
         p.enqueue(frame(0, 500));
@@ -680,8 +693,7 @@ mod tests {
     #[test]
     fn the_frame_on_the_wire_is_held_until_it_has_left() {
         let sched = SchedSpec::strict();
-        let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
-        p.set_classes(PortClasses::new(&sched), &sched);
+        let mut p = port_with_classes(&sched);
         let mut first = frame(2, 500);
         first.flow = 7;
         p.enqueue(first);
@@ -774,8 +786,7 @@ mod tests {
                     spec.classes[c] = crate::net::sched::ClassSched::Strict;
                 }
             }
-            let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
-            p.set_classes(PortClasses::new(&spec), &spec);
+            let mut p = port_with_classes(&spec);
             let mut r = Reference {
                 queues: Default::default(),
                 dwrr: spec.dwrr_state(),
@@ -837,8 +848,7 @@ mod tests {
         use crate::units::Bytes;
         let sched = SchedSpec::strict();
         let with = |ecn: Option<PortMarking>| {
-            let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
-            p.set_classes(PortClasses::new(&sched), &sched);
+            let mut p = port_with_classes(&sched);
             if let Some(m) = ecn {
                 p.set_marking(0, &m);
             }
@@ -864,8 +874,7 @@ mod tests {
     #[test]
     fn a_waiting_pfc_frame_is_taken_once_with_what_joined_it() {
         let sched = SchedSpec::strict();
-        let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
-        p.set_classes(PortClasses::new(&sched), &sched);
+        let mut p = port_with_classes(&sched);
         assert_eq!(p.take_pfc(), None);
         p.queue_pfc(PfcFrame::xoff(0b0010));
         p.queue_pfc(PfcFrame::xoff(0b1000));
