@@ -32,10 +32,10 @@
 //! them. `pop` takes the least of the heap's top and the lane heads, so
 //! the order is exactly the key order whatever goes where.
 
+use super::fifo::Fifo;
 use crate::units::Time;
 use dary_heap::QuaternaryHeap;
 use std::cmp::Ordering;
-use std::collections::VecDeque;
 
 /// Bits of the tie key below the event's own: the order scheduled.
 pub const SEQ_BITS: u32 = 24;
@@ -90,6 +90,7 @@ fn delay_class(delay: Time) -> usize {
 /// A pending event. The heap moves these around, so they are kept small:
 /// events carry indices, never frames (see `sim`), and the ordering is one
 /// 128-bit comparison of (time, tie key).
+#[derive(Clone, Copy)]
 struct Entry<E> {
     time: Time,
     /// The event's tie key with the order of scheduling in its low bits.
@@ -146,7 +147,7 @@ pub struct EventQueue<E> {
     /// Sorted by key; `last[l]` is the key of the latest entry appended,
     /// `head[l]` the key of the first (`u128::MAX` when empty: no event's
     /// key is that large, see `schedule`).
-    lanes: [VecDeque<Entry<E>>; LANES],
+    lanes: [Fifo<Entry<E>>; LANES],
     last: [u128; LANES],
     head: [u128; LANES],
     /// Lanes 2 and 3 take events (`open_all_lanes`); else they stay
@@ -193,7 +194,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
     pub fn with_capacity(cap: usize) -> Self {
         EventQueue {
             heap: QuaternaryHeap::with_capacity(cap),
-            lanes: std::array::from_fn(|_| VecDeque::with_capacity(cap)),
+            lanes: std::array::from_fn(|_| Fifo::new()),
             last: [0; LANES],
             head: [u128::MAX; LANES],
             all_open: false,
@@ -517,7 +518,7 @@ impl<E: EventKey + Copy> EventQueue<E> {
     pub fn len(&self) -> usize {
         self.heap.len() - usize::from(self.taken)
             + self.far.len()
-            + self.lanes.iter().map(VecDeque::len).sum::<usize>()
+            + self.lanes.iter().map(Fifo::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {

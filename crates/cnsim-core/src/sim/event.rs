@@ -115,7 +115,7 @@ impl Event {
     /// happens at (port, node, flow or source; a PFC event's port and class
     /// as port × 8 + class). The fingerprint records these, and they order
     /// simultaneous events of one class (`EventKey`).
-    #[inline]
+    #[inline(always)]
     pub(super) fn place(&self) -> (u64, u32) {
         // Each arm below is a constant kind and the variant's first field,
         // which the compiler turns into a table lookup: no branch on the
@@ -154,7 +154,7 @@ impl Event {
 
     /// On ties: departures free space first, then PAUSE takes effect, then
     /// arrivals are admitted, then sources produce.
-    #[inline]
+    #[inline(always)]
     fn class(&self) -> u8 {
         match self {
             Event::TxDone { .. } => 0,
@@ -204,7 +204,7 @@ impl EventKey for Event {
     /// timer served first), a bias that shows in fairness (four DCQCN flows
     /// settled at a Jain index of 0.965 instead of 0.99). With the mask each
     /// of two elements comes first at half of the instants.
-    #[inline]
+    #[inline(always)]
     fn tie(&self, time: Time) -> u64 {
         let (kind, element) = self.place();
         // Multiplicative hashing: the product's top bits depend on all of

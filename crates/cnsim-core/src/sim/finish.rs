@@ -27,7 +27,7 @@ impl Simulator {
             .on_links
             .iter()
             .map(|(_, f)| f)
-            .chain(&self.lane_frames);
+            .chain(self.lane_frames.iter());
         let travelling = on_links.chain(self.parked.iter().map(|(_, f)| f));
         for f in queued.chain(limited).chain(travelling) {
             if f.is_data()

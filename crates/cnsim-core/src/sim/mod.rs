@@ -177,7 +177,7 @@ pub struct Simulator {
     /// in that lane's order (`ON_LANE`): most of them, as a frame arrives a
     /// fixed delay after it left. Written and read in order, its lines
     /// stream through the caches.
-    lane_frames: std::collections::VecDeque<Frame>,
+    lane_frames: crate::engine::Fifo<Frame>,
     /// The other frames on the links, each under the slot its `Arrive`
     /// event names.
     on_links: Slab<Frame>,
@@ -439,6 +439,9 @@ impl Simulator {
         let mut bound = self.halt.map_or(end, |h| h.min(end));
         // Lowered further to the next window end with cycle searches due.
         let mut limit = bound.min(self.watch_at);
+        // The event count at which the loop next looks at its limits and
+        // polls (`next_look`): one comparison per event for both.
+        let mut look_at = self.next_look();
         loop {
             while let Some((t, ev)) = self.events.pop_before_in::<BY_DELAY>(limit) {
                 self.now = t;
@@ -450,15 +453,19 @@ impl Simulator {
                 self.dispatch(ev);
                 #[cfg(feature = "partition-stats")]
                 self.pstats_after();
-                if self.n_events >= self.max_events && self.stop.is_none() {
-                    // Reached, as a split run sees it, at the window's end.
-                    let reason = format!(
-                        "stopped at the end of the window of event {} (max_events)",
-                        self.max_events
-                    );
-                    let at = self.window_end(t).min(self.end);
-                    self.stop = Some((at, reason));
-                    self.attention = true;
+                let look = self.n_events >= look_at;
+                if look {
+                    if self.n_events >= self.max_events && self.stop.is_none() {
+                        // Reached, as a split run sees it, at the window's end.
+                        let reason = format!(
+                            "stopped at the end of the window of event {} (max_events)",
+                            self.max_events
+                        );
+                        let at = self.window_end(t).min(self.end);
+                        self.stop = Some((at, reason));
+                        self.attention = true;
+                    }
+                    look_at = self.next_look();
                 }
                 if self.attention {
                     if self.violation.is_some() {
@@ -472,7 +479,7 @@ impl Simulator {
                     }
                     limit = bound.min(self.watch_at);
                 }
-                if self.n_events & 0xFFFF == 0 {
+                if look && self.n_events & 0xFFFF == 0 {
                     if !BY_DELAY && self.events.switch_placement() {
                         return Ok(true);
                     }
@@ -513,6 +520,17 @@ impl Simulator {
             }
             limit = bound.min(self.watch_at);
         }
+    }
+
+    /// The next event count at which the event loop must look: a multiple
+    /// of 2^16 (its polls), or `max_events` while that may still stop the
+    /// run (the next event's count, if the count is already past it).
+    fn next_look(&self) -> u64 {
+        let poll = (self.n_events | 0xFFFF) + 1;
+        if self.stop.is_some() {
+            return poll;
+        }
+        poll.min(self.max_events.max(self.n_events + 1))
     }
 
     #[inline(always)]

@@ -12,6 +12,7 @@ use crate::cm::qcn::{Qcn, QcnCp};
 use crate::cm::Scheme;
 use crate::engine::rng::Stream;
 use crate::engine::rng::{component_key, stream, Geometric};
+use crate::engine::Fifo;
 use crate::flowctl::pause::PauseMode;
 use crate::flowctl::watchdog::Watchdog;
 use crate::metrics::series::{BinnedLevel, BinnedSum, PortSums, RowsOnDemand};
@@ -345,7 +346,7 @@ impl Simulator {
             to_host,
             routes,
             parked: Slab::with_capacity(64),
-            lane_frames: VecDeque::with_capacity(1024),
+            lane_frames: Fifo::new(),
             on_links: Slab::with_capacity(1024),
             sources,
             flows: vec![FlowCounters::default(); n_flows],
