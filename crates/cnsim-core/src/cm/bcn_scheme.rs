@@ -76,7 +76,7 @@ impl Bcn {
             FrameKind::BcnStop => {
                 let stop = p.stop.expect("BCN(0,0) is configured");
                 if installed {
-                    rl.install(line, 128);
+                    rl.install(line);
                 }
                 rl.cpid = message.cpid;
                 rl.rate = bound(p, stop.restart_rate.0 as f64, line);
@@ -86,7 +86,7 @@ impl Bcn {
             FrameKind::Bcn if message.fb() < 0 => {
                 if installed {
                     let initial = p.initial_rate.map_or(line, |r| bound(p, r.0 as f64, line));
-                    rl.install(initial, 128);
+                    rl.install(initial);
                 }
                 rl.cpid = message.cpid;
                 rl.rate = react(p, rl.rate, message.fb(), line);

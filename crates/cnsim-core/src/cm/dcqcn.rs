@@ -277,7 +277,7 @@ impl Dcqcn {
         };
         let first = !rp.limiter.active;
         if first {
-            rp.limiter.install(rp.line, 128);
+            rp.limiter.install(rp.line);
             // Keep the generations (events of an earlier install are
             // stale) and what is still in the event queue.
             let old = std::mem::replace(&mut self.rps[f], DcqcnRp::new(&self.params, rp.line));

@@ -445,7 +445,7 @@ impl Qcn {
         let f = rp.row as usize;
         let mut r = Reaction::rate_changed();
         if !rp.limiter.active {
-            rp.limiter.install(rp.line, 128);
+            rp.limiter.install(rp.line);
             // Keep the timer generation: events of an earlier install are stale.
             let generation = self.rps[f].timer_generation;
             self.rps[f] = QcnRp::new(rp.line);

@@ -6,6 +6,7 @@
 use super::ecn::{MarkAt, PortMarking};
 use super::frame::Frame;
 use super::sched::{Classes, Dwrr, SchedSpec, Scheduler};
+use crate::engine::Fifo;
 use crate::flowctl::pause::PortPause;
 use crate::flowctl::pfc::{PfcEffects, PfcFrame, PfcReceiver, PfcSender, PFC_CLASSES};
 use crate::units::{Rate, Time};
@@ -186,7 +187,7 @@ const _: () = assert!(std::mem::offset_of!(PortClasses, class) == 64);
 #[repr(C, align(64))]
 struct ClassQueue {
     /// The frames queued but the one on the wire.
-    frames: VecDeque<Frame>,
+    frames: Fifo<Frame>,
     /// Bytes in `frames` (with the frame on the wire, if of this class,
     /// the class's bytes in the buffer: `Port::class_occupancy`).
     occupancy: u64,
@@ -424,12 +425,13 @@ impl Port {
         st
     }
 
-    /// The output queue of `class`: its frames but the one on the wire.
+    /// The frame last queued in the output queue of `class` (not the one on
+    /// the wire), to change in place.
     #[inline]
-    pub fn class_queue(&mut self, class: u8) -> &mut VecDeque<Frame> {
+    pub fn last_queued(&mut self, class: u8) -> Option<&mut Frame> {
         match self.classes.as_deref_mut() {
-            None => &mut self.queue,
-            Some(pc) => &mut pc.class[class as usize].frames,
+            None => self.queue.back_mut(),
+            Some(pc) => pc.class[class as usize].frames.back_mut(),
         }
     }
 
@@ -439,7 +441,7 @@ impl Port {
         let classes = self
             .classes
             .iter()
-            .flat_map(|pc| pc.class.iter().flat_map(|q| &q.frames));
+            .flat_map(|pc| pc.class.iter().flat_map(|q| q.frames.iter()));
         self.queue
             .iter()
             .chain(classes)
@@ -552,7 +554,10 @@ impl Port {
         let t = &mut self.turn;
         let (class, _) = t.sched.pick_ready(t.backlogged, t.paused, &mut pc.class)?;
         let q = &mut pc.class[class as usize];
-        let frame = pop_front_rewound(&mut q.frames).expect("a backlogged class has a head");
+        let frame = q
+            .frames
+            .pop_front_rewound()
+            .expect("a backlogged class has a head");
         let size = frame.size as u64;
         q.occupancy -= size;
         q.tx_bytes += size;
@@ -573,24 +578,6 @@ impl Port {
     }
 }
 
-/// `queue.pop_front()`, and a queue it empties starts again at the front of
-/// its buffer. A ring buffer keeps the capacity of the longest queue it has
-/// held, and a short queue walking that ring touches a line that has left
-/// the caches every two frames; rewound when empty, it keeps to the first
-/// lines of its buffer. For the class queues and the rate limiters' queues,
-/// which an incast or a rate cut fills and which then run short; the one
-/// queue of a port without classes keeps `pop_front` (docs/performance.md,
-/// "Queues that start again at their buffer's front").
-#[inline(always)]
-pub(crate) fn pop_front_rewound(queue: &mut VecDeque<Frame>) -> Option<Frame> {
-    let frame = queue.pop_front();
-    if queue.is_empty() {
-        // `clear` on an empty queue moves its start to the buffer's front.
-        queue.clear();
-    }
-    frame
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -603,27 +590,6 @@ mod tests {
             cpid: NO_CP,
             ..Frame::blank(FrameKind::Data, size)
         }
-    }
-
-    /// A queue that empties starts again at its buffer's front, however far
-    /// round the ring it had gone; one that still holds frames stays where
-    /// it is.
-    #[test]
-    fn a_queue_that_empties_starts_again_at_its_buffers_front() {
-        let mut q: VecDeque<Frame> = VecDeque::with_capacity(8);
-        q.push_back(frame(0, 100));
-        let front = q.as_slices().0.as_ptr();
-        for _ in 0..5 {
-            q.push_back(frame(0, 100));
-        }
-        for _ in 0..5 {
-            pop_front_rewound(&mut q).expect("a frame");
-        }
-        assert_eq!(q.as_slices().0.as_ptr(), front.wrapping_add(5));
-        pop_front_rewound(&mut q).expect("a frame");
-        assert!(pop_front_rewound(&mut q).is_none());
-        q.push_back(frame(0, 100));
-        assert_eq!(q.as_slices().0.as_ptr(), front);
     }
 
     /// A 10 Gb/s port with classes scheduled by `sched`.
@@ -700,7 +666,7 @@ mod tests {
         p.enqueue(frame(2, 300));
         assert_eq!(p.start_data(), Some((2, 500)));
         assert_eq!(p.data_on_wire(), Some(&first));
-        assert_eq!(p.class_queue(2).len(), 1);
+        assert_eq!(p.last_queued(2).map(|f| f.size), Some(300));
         let held = |p: &Port| p.queued().map(|f| f.size as u64).sum::<u64>();
         assert_eq!(
             (p.class_occupancy(2), held(&p), p.occupancy),

@@ -4,8 +4,8 @@
 
 use super::frame::Frame;
 use crate::engine::rng::{unit_open0, Stream};
+use crate::engine::Fifo;
 use crate::units::Time;
-use std::collections::VecDeque;
 
 /// No congestion point: an untagged frame, or a limiter not yet associated.
 pub const NO_CP: u32 = u32::MAX;
@@ -18,7 +18,7 @@ pub struct RateLimiter {
     pub line: f64,
     /// The congestion point this limiter answers to; frames leaving it carry this tag.
     pub cpid: u32,
-    pub queue: VecDeque<Frame>,
+    pub queue: Fifo<Frame>,
     /// Bytes in `queue`.
     pub bytes: u64,
     /// Earliest time the next frame may leave.
@@ -60,7 +60,7 @@ impl Default for RateLimiter {
             rate: 0.0,
             line: 0.0,
             cpid: NO_CP,
-            queue: VecDeque::new(),
+            queue: Fifo::new(),
             bytes: 0,
             next_allowed: Time::ZERO,
             scheduled: None,
@@ -74,14 +74,11 @@ impl Default for RateLimiter {
 }
 
 impl RateLimiter {
-    /// Install at `rate`. The queue's storage is kept across installs, so a
-    /// limiter allocates at most once.
-    pub fn install(&mut self, rate: f64, capacity: usize) {
+    /// Install at `rate`. The queue's ring is kept across installs: it
+    /// grows to the longest queue the limiter has held, and no further.
+    pub fn install(&mut self, rate: f64) {
         self.active = true;
         self.rate = rate;
-        if self.queue.capacity() == 0 {
-            self.queue.reserve(capacity);
-        }
     }
 
     /// Spacing after releasing a frame of `bytes` at the current rate,
@@ -143,7 +140,7 @@ mod tests {
     #[test]
     fn spacing_is_the_frame_time_at_the_limiter_rate() {
         let mut rl = RateLimiter::default();
-        rl.install(10e9, 8);
+        rl.install(10e9);
         assert_eq!(rl.gap(1500), Time(1_200_000));
         rl.rate = 2.5e9;
         assert_eq!(rl.gap(1500), Time(4_800_000));
@@ -164,7 +161,7 @@ mod tests {
             },
             ..RateLimiter::default()
         };
-        rl.install(2.5e9, 8);
+        rl.install(2.5e9);
         let g = 4_800_000.0; // 1500 B at 2.5 Gb/s, ps
         let n = 100_000;
         let mut bins = [0u32; 10];

@@ -5,7 +5,6 @@
 use super::{event::Event, Role, Simulator};
 use crate::engine::prefetch::prefetch;
 use crate::net::frame::{Frame, FrameKind};
-use crate::net::port::pop_front_rewound;
 use crate::net::rate_limiter::NO_CP;
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -229,7 +228,7 @@ impl Simulator {
             rl.probe_due = false;
             self.send_probe(node, flow);
         } else {
-            let mut frame = pop_front_rewound(&mut rl.queue).expect("a head frame");
+            let mut frame = rl.queue.pop_front_rewound().expect("a head frame");
             rl.bytes -= frame.size as u64;
             frame.cpid = rl.cpid;
             let bytes = rl.bytes;

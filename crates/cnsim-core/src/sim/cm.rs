@@ -179,11 +179,11 @@ impl Simulator {
     pub(super) fn end_reaction_point(&mut self, flow: u32) {
         if self.rp_ended(flow) && self.limiters.get(flow as usize).is_some_and(|l| l.active) {
             self.remove_limiter(flow);
-            // Every byte acknowledged has left the queue: its buffer (room
-            // for 128 frames from the install) goes back too.
+            // Every byte acknowledged has left the queue: its ring goes
+            // back too.
             let queue = &mut self.limiters[flow as usize].queue;
             if queue.is_empty() {
-                *queue = std::collections::VecDeque::new();
+                *queue = crate::engine::Fifo::new();
             }
         }
     }

@@ -388,10 +388,7 @@ impl Simulator {
         let (frame, queue) = match leaving {
             Some(f) => (f, queued),
             None => {
-                let f = p
-                    .class_queue(class)
-                    .back_mut()
-                    .expect("the frame just queued");
+                let f = p.last_queued(class).expect("the frame just queued");
                 let size = f.size as u64;
                 (f, queued - size)
             }
