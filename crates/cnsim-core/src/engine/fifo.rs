@@ -1,7 +1,7 @@
 //! A first-in first-out line of `Copy` values on a ring of a power-of-two
 //! size: the event queue's lanes and the frames beside the arrivals' lane,
-//! which take and give one value per event, and the queues of a port's
-//! traffic classes. In 32 bytes, as a `VecDeque`.
+//! which take and give one value per event, and the output queues of ports
+//! and rate limiters. In 32 bytes, as a `VecDeque`.
 //!
 //! `VecDeque` does the same, but its position arithmetic wraps by
 //! comparison (any capacity is allowed) and its `push_back` is out of line;

@@ -52,8 +52,9 @@ pub struct Port {
     /// being rare, to keep the port small.
     pub service: Option<Box<ServiceSchedule>>,
     /// The output queue of a port without classes (with classes, each
-    /// class has its own in `PortClasses`, and this one stays empty).
-    pub queue: VecDeque<Frame>,
+    /// class has its own in `PortClasses`, and this one stays empty). The
+    /// frame on the wire stays at its head until its last bit has left.
+    pub queue: Fifo<Frame>,
     /// Strict-priority class for small control frames (reflected probes):
     /// served before `queue`, outside the buffer accounting.
     pub expedited: VecDeque<Frame>,
@@ -301,7 +302,7 @@ impl Port {
             },
             delay,
             service: None,
-            queue: VecDeque::new(),
+            queue: Fifo::new(),
             expedited: VecDeque::new(),
             occupancy: 0,
             tx: TxState::Idle,
@@ -493,7 +494,7 @@ impl Port {
     #[inline(always)]
     pub fn dequeue(&mut self, class: u8) -> (Frame, u64) {
         let frame = match self.classes {
-            None => self.queue.pop_front(),
+            None => self.queue.pop_front_rewound(),
             Some(_) => self.dequeue_class(class),
         }
         .expect("a frame is on the wire");
