@@ -1,7 +1,7 @@
 //! A port: one end of a full-duplex link, with the output queue that feeds
 //! its transmitter. A frame stays in the buffer until its last bit has
-//! left: at the head of the queue of a port without classes; on the wire
-//! (`Port::on_wire`), out of its class's queue, at a port with classes.
+//! left: it leaves its queue when its transmission starts and is kept on
+//! the wire (`Port::on_wire`) until then.
 
 use super::ecn::{MarkAt, PortMarking};
 use super::frame::Frame;
@@ -52,13 +52,14 @@ pub struct Port {
     /// being rare, to keep the port small.
     pub service: Option<Box<ServiceSchedule>>,
     /// The output queue of a port without classes (with classes, each
-    /// class has its own in `PortClasses`, and this one stays empty). The
-    /// frame on the wire stays at its head until its last bit has left.
+    /// class has its own in `PortClasses`, and this one stays empty): its
+    /// frames but the one on the wire.
     pub queue: Fifo<Frame>,
     /// Strict-priority class for small control frames (reflected probes):
     /// served before `queue`, outside the buffer accounting.
     pub expedited: VecDeque<Frame>,
-    /// Bytes in `queue`, including the frame being transmitted.
+    /// Bytes in the port's queues, including the data frame being
+    /// transmitted.
     pub occupancy: u64,
     /// What the transmitter is doing.
     pub tx: TxState,
@@ -73,12 +74,12 @@ pub struct Port {
     /// With classes: which have frames, which are paused, whose turn it
     /// is.
     turn: ClassTurn,
-    /// With classes: the data frame on the wire (`tx` is `Data`), taken
-    /// from its class's queue when its transmission started and still
-    /// counted in the queue's bytes until its last bit has left. Its
-    /// departure reads it here, beside the port's other state, rather than
-    /// in its class's queue and line, which on a fabric have left the
-    /// caches in the frame time between.
+    /// The data frame on the wire (`tx` is `Data`), taken from its queue
+    /// when its transmission started and still counted in the buffer's
+    /// bytes until its last bit has left. Its departure reads it here,
+    /// beside the port's other state, rather than in its queue (and its
+    /// class's line), which on a fabric have left the caches in the frame
+    /// time between.
     on_wire: Frame,
 }
 
@@ -436,28 +437,14 @@ impl Port {
         }
     }
 
-    /// Every frame in the output queues, class by class, and the frame on
-    /// the wire of a port with classes.
+    /// Every frame in the output queues, class by class, and the data
+    /// frame on the wire.
     pub fn queued(&self) -> impl Iterator<Item = &Frame> {
         let classes = self
             .classes
             .iter()
             .flat_map(|pc| pc.class.iter().flat_map(|q| q.frames.iter()));
-        self.queue
-            .iter()
-            .chain(classes)
-            .chain(self.class_frame_on_wire())
-    }
-
-    /// The frame on the wire of a port with classes (`on_wire`), while one
-    /// is being sent. (Without classes the frame on the wire is the head
-    /// of `queue`.)
-    #[inline]
-    fn class_frame_on_wire(&self) -> Option<&Frame> {
-        match (self.tx, &self.classes) {
-            (TxState::Data(_), Some(_)) => Some(&self.on_wire),
-            _ => None,
-        }
+        self.queue.iter().chain(classes).chain(self.data_on_wire())
     }
 
     /// Put `frame` at the tail of its class's queue.
@@ -489,15 +476,16 @@ impl Port {
         q.frames.push_back(frame);
     }
 
-    /// Take the head frame of `class` (the one whose last bit just left),
-    /// with the port's occupancy before it left.
+    /// The data frame of `class` on the wire, whose last bit just left,
+    /// leaves the buffer; with the port's occupancy before it left. Its
+    /// queue was done with when it started (`start_data`), so without
+    /// classes this reads the port alone.
     #[inline(always)]
     pub fn dequeue(&mut self, class: u8) -> (Frame, u64) {
         let frame = match self.classes {
-            None => self.queue.pop_front_rewound(),
+            None => self.on_wire,
             Some(_) => self.dequeue_class(class),
-        }
-        .expect("a frame is on the wire");
+        };
         let before = self.occupancy;
         self.occupancy = before.saturating_sub(frame.size as u64);
         (frame, before)
@@ -507,7 +495,7 @@ impl Port {
     /// were done with when it started (`start_class`), so this reads the
     /// port alone.
     #[inline(always)]
-    fn dequeue_class(&mut self, class: u8) -> Option<Frame> {
+    fn dequeue_class(&mut self, class: u8) -> Frame {
         debug_assert!(self.turn.backlogged & 1 << class != 0);
         // DRR: a queue that empties leaves the round with its deficit (which
         // its next frame clears, `enqueue_class`). Without a branch: whether
@@ -515,26 +503,28 @@ impl Port {
         // predictor learns.
         let emptied = (!self.turn.ringed >> class) & 1;
         self.turn.backlogged &= !(emptied << class);
-        Some(self.on_wire)
+        self.on_wire
     }
 
     /// The data frame being sent (`start_data`'s), if one is.
     #[inline]
     pub fn data_on_wire(&self) -> Option<&Frame> {
-        match (self.tx, &self.classes) {
-            (TxState::Data(_), None) => self.queue.front(),
-            _ => self.class_frame_on_wire(),
-        }
+        matches!(self.tx, TxState::Data(_)).then_some(&self.on_wire)
     }
 
     /// Start sending the next data frame, if one may go (`tx` becomes
     /// `Data` of its class): the head of the one queue without classes;
     /// else the head of the class the scheduler picks among those PFC has
-    /// not paused, taken from its queue onto the wire. Its class and size.
+    /// not paused. It is taken from its queue onto the wire. Its class and
+    /// size.
     #[inline(always)]
     pub fn start_data(&mut self) -> Option<(u8, u16)> {
         let (class, size) = match self.classes.as_deref() {
-            None => self.queue.front().map(|f| (0, f.size))?,
+            None => {
+                let frame = self.queue.pop_front_rewound()?;
+                self.on_wire = frame;
+                (0, frame.size)
+            }
             // An empty port (often, after a frame has left) needs no pick.
             Some(_) if self.turn.backlogged == 0 => return None,
             Some(_) => self.start_class()?,
@@ -684,6 +674,35 @@ mod tests {
         );
         assert_eq!(p.class_stats(2).tx_bytes, 500);
         assert_eq!(p.class_occupancy(1), 0);
+    }
+
+    /// Without classes too, a frame leaves the queue when its transmission
+    /// starts and stays in the buffer, on the wire, until its last bit has
+    /// left; a queue that empties starts again at its ring's front.
+    #[test]
+    fn without_classes_the_frame_on_the_wire_is_held_until_it_has_left() {
+        let mut p = Port::new(0, 1, Rate::gbps(10), Time::ZERO);
+        let held = |p: &Port| p.queued().map(|f| f.size as u64).sum::<u64>();
+        let mut first = frame(0, 500);
+        first.flow = 7;
+        p.enqueue(first);
+        p.enqueue(frame(0, 300));
+        assert_eq!(p.start_data(), Some((0, 500)));
+        assert_eq!(p.data_on_wire(), Some(&first));
+        assert_eq!(p.queue.len(), 1);
+        assert_eq!(p.last_queued(0).map(|f| f.size), Some(300));
+        assert_eq!((held(&p), p.occupancy), (800, 800));
+        assert_eq!(p.dequeue(0), (first, 800));
+        p.tx = TxState::Idle;
+        assert_eq!(p.data_on_wire(), None);
+        assert_eq!((held(&p), p.occupancy), (300, 300));
+        assert_eq!(p.start_data(), Some((0, 300)));
+        assert!(p.queue.is_empty());
+        assert_eq!(p.dequeue(0).0.size, 300);
+        p.tx = TxState::Idle;
+        assert_eq!((held(&p), p.occupancy), (0, 0));
+        assert_eq!(p.start_data(), None);
+        assert_eq!(p.tx, TxState::Idle);
     }
 
     /// The classes of a port as they were before a frame left its class's
