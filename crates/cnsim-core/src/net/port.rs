@@ -81,6 +81,13 @@ pub struct Port {
     /// class's line), which on a fabric have left the caches in the frame
     /// time between.
     on_wire: Frame,
+    /// Without classes: `on_wire` holds the queue's head, not yet started.
+    /// A frame that joins an empty queue while no data frame is being sent
+    /// (the transmitter is idle, held by PAUSE, or sending a control frame)
+    /// waits there instead of in the ring: on a fabric the ring's line has
+    /// left the caches since the port's last frame, and the port's own
+    /// lines are in hand.
+    staged: bool,
 }
 
 /// What the node a port belongs to does when a frame leaves the port,
@@ -320,6 +327,7 @@ impl Port {
                 sched: Scheduler::new(&SchedSpec::strict()),
             },
             on_wire: Frame::ZERO,
+            staged: false,
         }
     }
 
@@ -432,6 +440,7 @@ impl Port {
     #[inline]
     pub fn last_queued(&mut self, class: u8) -> Option<&mut Frame> {
         match self.classes.as_deref_mut() {
+            None if self.queue.is_empty() => self.staged.then_some(&mut self.on_wire),
             None => self.queue.back_mut(),
             Some(pc) => pc.class[class as usize].frames.back_mut(),
         }
@@ -444,7 +453,11 @@ impl Port {
             .classes
             .iter()
             .flat_map(|pc| pc.class.iter().flat_map(|q| q.frames.iter()));
-        self.queue.iter().chain(classes).chain(self.data_on_wire())
+        let in_port = matches!(self.tx, TxState::Data(_)) || self.staged;
+        self.queue
+            .iter()
+            .chain(classes)
+            .chain(in_port.then_some(&self.on_wire))
     }
 
     /// Put `frame` at the tail of its class's queue.
@@ -452,6 +465,13 @@ impl Port {
     pub fn enqueue(&mut self, frame: Frame) {
         self.occupancy += frame.size as u64;
         match self.classes {
+            None if self.queue.is_empty()
+                && !self.staged
+                && !matches!(self.tx, TxState::Data(_)) =>
+            {
+                self.on_wire = frame;
+                self.staged = true;
+            }
             None => self.queue.push_back(frame),
             Some(_) => self.enqueue_class(frame),
         }
@@ -520,6 +540,10 @@ impl Port {
     #[inline(always)]
     pub fn start_data(&mut self) -> Option<(u8, u16)> {
         let (class, size) = match self.classes.as_deref() {
+            None if self.staged => {
+                self.staged = false;
+                (0, self.on_wire.size)
+            }
             None => {
                 let frame = self.queue.pop_front_rewound()?;
                 self.on_wire = frame;
@@ -685,7 +709,12 @@ mod tests {
         let held = |p: &Port| p.queued().map(|f| f.size as u64).sum::<u64>();
         let mut first = frame(0, 500);
         first.flow = 7;
+        // The first frame of an empty queue at an idle transmitter waits in
+        // the port, not in the ring; later ones queue behind it.
         p.enqueue(first);
+        assert!(p.queue.is_empty());
+        assert_eq!(p.last_queued(0).copied(), Some(first));
+        assert_eq!((held(&p), p.occupancy), (500, 500));
         p.enqueue(frame(0, 300));
         assert_eq!(p.start_data(), Some((0, 500)));
         assert_eq!(p.data_on_wire(), Some(&first));
@@ -703,6 +732,18 @@ mod tests {
         assert_eq!((held(&p), p.occupancy), (0, 0));
         assert_eq!(p.start_data(), None);
         assert_eq!(p.tx, TxState::Idle);
+        // While a control frame is sent, a data frame waits in the port too,
+        // and is the next to start.
+        p.tx = TxState::Expedited;
+        p.enqueue(frame(0, 100));
+        p.enqueue(frame(0, 200));
+        assert_eq!(p.data_on_wire(), None);
+        assert_eq!((held(&p), p.queue.len()), (300, 1));
+        p.tx = TxState::Idle;
+        assert_eq!(p.start_data(), Some((0, 100)));
+        assert_eq!(p.dequeue(0).0.size, 100);
+        p.tx = TxState::Idle;
+        assert_eq!(p.start_data(), Some((0, 200)));
     }
 
     /// The classes of a port as they were before a frame left its class's
