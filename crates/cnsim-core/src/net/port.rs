@@ -1,7 +1,7 @@
 //! A port: one end of a full-duplex link, with the output queue that feeds
 //! its transmitter. A frame stays in the buffer until its last bit has
-//! left: it leaves its queue when its transmission starts and is kept on
-//! the wire (`Port::on_wire`) until then.
+//! left: it leaves its queue when its transmission starts, and the port
+//! keeps it (`Port::on_wire`) while it is on the wire.
 
 use super::ecn::{MarkAt, PortMarking};
 use super::frame::Frame;
@@ -53,7 +53,8 @@ pub struct Port {
     pub service: Option<Box<ServiceSchedule>>,
     /// The output queue of a port without classes (with classes, each
     /// class has its own in `PortClasses`, and this one stays empty): its
-    /// frames but the one on the wire.
+    /// frames but the one on the wire and the one waiting in the port
+    /// (`staged`).
     pub queue: Fifo<Frame>,
     /// Strict-priority class for small control frames (reflected probes):
     /// served before `queue`, outside the buffer accounting.
