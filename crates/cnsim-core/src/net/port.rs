@@ -82,12 +82,15 @@ pub struct Port {
     /// class's line), which on a fabric have left the caches in the frame
     /// time between.
     on_wire: Frame,
-    /// Without classes: `on_wire` holds the queue's head, not yet started.
-    /// A frame that joins an empty queue while no data frame is being sent
-    /// (the transmitter is idle, held by PAUSE, or sending a control frame)
-    /// waits there instead of in the ring: on a fabric the ring's line has
-    /// left the caches since the port's last frame, and the port's own
-    /// lines are in hand.
+    /// `on_wire` holds the port's next data frame, not yet started. A frame
+    /// that finds the port without frames (no data frame being sent; the
+    /// transmitter idle, held by PAUSE or PFC, or sending a control frame)
+    /// waits there instead of in its queue's ring: on a fabric the ring's
+    /// line has left the caches since the port's last frame, and the
+    /// port's own lines are in hand. Without classes, frames that arrive
+    /// meanwhile queue in the ring behind it; with classes, the first of
+    /// them moves it to its class's ring (`unstage`), so that a staged
+    /// frame is always the only frame the port holds.
     staged: bool,
 }
 
@@ -131,7 +134,8 @@ impl Owner {
 struct ClassTurn {
     /// Bit c: class c has a frame queued, counting the one on the wire.
     backlogged: u8,
-    /// Bit c: class c's queue holds frames besides the one on the wire.
+    /// Bit c: class c's ring holds frames (not counting one on the wire
+    /// or staged).
     ringed: u8,
     /// Bit c: PFC has paused class c (the `pfc_receiver`'s mask, copied
     /// where it changes: `pfc_received`, `pfc_expired`).
@@ -196,7 +200,8 @@ const _: () = assert!(std::mem::offset_of!(PortClasses, class) == 64);
 #[derive(Default)]
 #[repr(C, align(64))]
 struct ClassQueue {
-    /// The frames queued but the one on the wire.
+    /// The frames queued but the one on the wire and a staged one
+    /// (`Port::staged`).
     frames: Fifo<Frame>,
     /// Bytes in `frames` (with the frame on the wire, if of this class,
     /// the class's bytes in the buffer: `Port::class_occupancy`).
@@ -219,6 +224,30 @@ impl Classes for [ClassQueue; PFC_CLASSES] {
     #[inline(always)]
     fn dwrr(&mut self, class: u8) -> &mut Dwrr {
         &mut self[class as usize].dwrr
+    }
+}
+
+/// A port's classes with its staged frame as the head of its class (whose
+/// ring is empty): what the scheduler reads to choose it.
+struct Staged<'a> {
+    classes: &'a mut [ClassQueue; PFC_CLASSES],
+    class: u8,
+    size: u32,
+}
+
+impl Classes for Staged<'_> {
+    #[inline(always)]
+    fn head(&self, class: u8) -> Option<u32> {
+        if class == self.class {
+            Some(self.size)
+        } else {
+            self.classes.head(class)
+        }
+    }
+
+    #[inline(always)]
+    fn dwrr(&mut self, class: u8) -> &mut Dwrr {
+        self.classes.dwrr(class)
     }
 }
 
@@ -443,6 +472,7 @@ impl Port {
         match self.classes.as_deref_mut() {
             None if self.queue.is_empty() => self.staged.then_some(&mut self.on_wire),
             None => self.queue.back_mut(),
+            Some(_) if self.staged => (self.on_wire.class() == class).then_some(&mut self.on_wire),
             Some(pc) => pc.class[class as usize].frames.back_mut(),
         }
     }
@@ -478,15 +508,23 @@ impl Port {
         }
     }
 
-    #[inline(always)]
+    /// With classes: a port without frames (none queued, none on the wire)
+    /// stages the frame (`staged`), any other goes to its class's ring.
+    /// Out of line: the one-queue path does not pay for it.
+    #[inline(never)]
     fn enqueue_class(&mut self, frame: Frame) {
+        if self.staged {
+            self.unstage();
+        }
         let c = frame.class();
         let wire = self.wire_bytes(c);
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let t = &mut self.turn;
         let was_backlogged = t.backlogged >> c & 1;
+        // `backlogged` counts the frame on the wire: with none set, the
+        // port holds no frame.
+        let stage = t.backlogged == 0;
         t.backlogged |= 1 << c;
-        t.ringed |= 1 << c;
         let q = &mut pc.class[c as usize];
         // DRR: a class whose queue emptied left the round with its deficit
         // (`dequeue_class`); it comes back without one. Without a branch:
@@ -494,7 +532,29 @@ impl Port {
         q.dwrr.deficit &= (was_backlogged as u32).wrapping_neg();
         q.occupancy += frame.size as u64;
         q.max_occupancy = q.max_occupancy.max(q.occupancy + wire);
-        q.frames.push_back(frame);
+        if stage {
+            self.on_wire = frame;
+            self.staged = true;
+        } else {
+            t.ringed |= 1 << c;
+            q.frames.push_back(frame);
+        }
+    }
+
+    /// The staged frame of a port with classes joins its class's ring,
+    /// which is empty (a staged frame is the port's only one): another
+    /// frame is queued behind it, and the scheduler will choose among the
+    /// classes' rings.
+    #[cold]
+    #[inline(never)]
+    fn unstage(&mut self) {
+        let c = self.on_wire.class();
+        let pc = self.classes.as_deref_mut().expect("called with classes");
+        let q = &mut pc.class[c as usize];
+        debug_assert!(q.frames.is_empty(), "a staged frame is its class's head");
+        q.frames.push_back(self.on_wire);
+        self.turn.ringed |= 1 << c;
+        self.staged = false;
     }
 
     /// The data frame of `class` on the wire, whose last bit just left,
@@ -568,16 +628,33 @@ impl Port {
     fn start_class(&mut self) -> Option<(u8, u16)> {
         let pc = self.classes.as_deref_mut().expect("called with classes");
         let t = &mut self.turn;
-        let (class, _) = t.sched.pick_ready(t.backlogged, t.paused, &mut pc.class)?;
+        let frame = if self.staged {
+            // The port's only frame: the scheduler's choice if its class
+            // may send, made with its size (`Staged`).
+            let mut head = Staged {
+                classes: &mut pc.class,
+                class: self.on_wire.class(),
+                size: self.on_wire.size as u32,
+            };
+            let (_class, _) = t.sched.pick_ready(t.backlogged, t.paused, &mut head)?;
+            debug_assert_eq!(_class, self.on_wire.class(), "the one class with a frame");
+            self.staged = false;
+            self.on_wire
+        } else {
+            let (class, _) = t.sched.pick_ready(t.backlogged, t.paused, &mut pc.class)?;
+            let q = &mut pc.class[class as usize];
+            let frame = q
+                .frames
+                .pop_front_rewound()
+                .expect("a backlogged class has a head");
+            t.ringed &= !((q.frames.is_empty() as u8) << class);
+            frame
+        };
+        let class = frame.class();
         let q = &mut pc.class[class as usize];
-        let frame = q
-            .frames
-            .pop_front_rewound()
-            .expect("a backlogged class has a head");
         let size = frame.size as u64;
         q.occupancy -= size;
         q.tx_bytes += size;
-        t.ringed &= !((q.frames.is_empty() as u8) << class);
         self.on_wire = frame;
         Some((class, frame.size))
     }
@@ -747,6 +824,57 @@ mod tests {
         assert_eq!(p.start_data(), Some((0, 200)));
     }
 
+    /// With classes, a frame that finds the port without frames waits in
+    /// the port, not in its class's ring, and starts from there with the
+    /// scheduler's state as if from the ring; the first frame queued
+    /// behind it moves it to its ring (the scheduler then chooses among
+    /// rings), and so does one queued while PFC holds its class.
+    #[test]
+    fn with_classes_a_frame_that_finds_the_port_empty_waits_in_the_port() {
+        let sched = SchedSpec::dwrr([1500; PFC_CLASSES]);
+        let mut p = port_with_classes(&sched);
+        let ring = |p: &Port, c: usize| p.classes.as_ref().unwrap().class[c].frames.len();
+        let held = |p: &Port| p.queued().map(|f| f.size as u64).sum::<u64>();
+        let first = Frame {
+            flow: 7,
+            ..frame(1, 500)
+        };
+        p.enqueue(first);
+        assert!(p.staged);
+        assert_eq!(
+            (ring(&p, 1), p.turn.ringed, p.turn.backlogged),
+            (0, 0, 0b10)
+        );
+        assert_eq!(p.last_queued(1).copied(), Some(first));
+        assert_eq!(p.last_queued(0), None);
+        assert_eq!((p.class_occupancy(1), held(&p)), (500, 500));
+        assert_eq!(p.start_data(), Some((1, 500)));
+        assert!(!p.staged);
+        assert_eq!(p.data_on_wire(), Some(&first));
+        assert_eq!(deficit(&p, 1), 1000);
+        assert_eq!(finish(&mut p, 1), first);
+        assert_eq!((p.turn.backlogged, deficit(&p, 1)), (0, 1000));
+        // Held by PFC: the frame waits; the next one moves it to its ring,
+        // in order before a frame of its own class.
+        p.turn.paused = 0b10;
+        p.enqueue(frame(1, 400));
+        assert!(p.staged);
+        assert_eq!(p.start_data(), None);
+        p.enqueue(frame(0, 300));
+        assert!(!p.staged);
+        assert_eq!((ring(&p, 1), ring(&p, 0), p.turn.ringed), (1, 1, 0b11));
+        p.enqueue(frame(1, 200));
+        assert_eq!((held(&p), p.occupancy), (900, 900));
+        assert_eq!(p.start_data(), Some((0, 300)));
+        finish(&mut p, 0);
+        p.turn.paused = 0;
+        assert_eq!(p.start_data(), Some((1, 400)));
+        finish(&mut p, 1);
+        assert_eq!(p.start_data(), Some((1, 200)));
+        finish(&mut p, 1);
+        assert_eq!((held(&p), p.occupancy, p.turn.backlogged), (0, 0, 0));
+    }
+
     /// The classes of a port as they were before a frame left its class's
     /// queue for the wire: the frame stays at its queue's head until its
     /// last bit has left, when a queue it empties loses its deficit.
@@ -859,6 +987,11 @@ mod tests {
                 for c in 0..PFC_CLASSES as u8 {
                     let st = p.class_stats(c);
                     prop_assert_eq!(p.class_occupancy(c), r.bytes(c));
+                    // The last frame queued behind the one on the wire.
+                    let q = &r.queues[c as usize];
+                    let waiting = q.len() - usize::from(r.sending == Some(c));
+                    let last = if waiting > 0 { q.back().copied() } else { None };
+                    prop_assert_eq!(p.last_queued(c).copied(), last);
                     prop_assert_eq!((st.tx_bytes, st.max_occupancy), (r.sent[c as usize], r.peak[c as usize]));
                 }
                 let held: u64 = p.queued().map(|f| f.size as u64).sum();
